@@ -1,6 +1,96 @@
-"""ihmt-store: the IHMT tree of plain files (placeholder surface, filled in below)."""
+"""ihmt-store: the IHMT memory as a tree of plain files, standard library only.
 
-from ihmt_store._text import estimate_tokens, terms
-from ihmt_store.errors import IhmtError, StoreError
+A store is one relocatable folder: leaves (``layer0/<domain>/<id>.txt``, a JSON header
+and the text exactly as given), branches (``layers/<n>/<id>.json``, summaries of the
+layer below), the trunk (``root.json``), the config (``ihmt.config.json``) and derived
+state (``state/index.sqlite3``: the catalog and a full-text index, rebuilt from the
+files at any time). Writes are atomic and serialised by an inter-process lock; a
+crashed writer is recovered by the next one. ``FORMAT.md`` documents the layout.
 
-__all__ = ["IhmtError", "StoreError", "estimate_tokens", "terms"]
+Entry points:
+
+- :class:`Store` — ``Store.open(path)`` / ``Store.create(path)``; ``put_leaf``,
+  ``read_leaf``, ``candidates``, ``rebuild``.
+- :class:`Leaf`, :class:`Branch` — the records written to disk.
+- :func:`terms` — the one text normalisation used for indexing and querying.
+"""
+
+from ihmt_store._files import HEADER_END, HEADER_START
+from ihmt_store._index import Candidate, Entry, FieldWeights
+from ihmt_store._records import (
+    FORMAT_VERSION,
+    Branch,
+    ChildRef,
+    Correction,
+    DomainTrunk,
+    Leaf,
+    Root,
+    Span,
+    StoreConfig,
+    leaf_id_for,
+    normalize_timestamp,
+    now_timestamp,
+    safe_domain,
+)
+from ihmt_store._store import IOStats, Problem, RebuildReport, Store, StoreStats
+from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, stem, terms
+from ihmt_store.errors import (
+    BranchNotFoundError,
+    ConfigError,
+    CorruptFileError,
+    IhmtError,
+    LeafNotFoundError,
+    LockTimeoutError,
+    StoreError,
+    StoreFormatError,
+    StoreIOError,
+    StoreNotFoundError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # the store
+    "Store",
+    "StoreStats",
+    "RebuildReport",
+    "Problem",
+    "IOStats",
+    # records on disk
+    "Leaf",
+    "Branch",
+    "ChildRef",
+    "Correction",
+    "Span",
+    "Root",
+    "DomainTrunk",
+    "StoreConfig",
+    "FORMAT_VERSION",
+    "HEADER_START",
+    "HEADER_END",
+    "leaf_id_for",
+    "normalize_timestamp",
+    "now_timestamp",
+    "safe_domain",
+    # the derived index
+    "Entry",
+    "Candidate",
+    "FieldWeights",
+    # text
+    "terms",
+    "fold",
+    "stem",
+    "estimate_tokens",
+    "STOP_WORDS",
+    # errors
+    "IhmtError",
+    "StoreError",
+    "StoreNotFoundError",
+    "StoreFormatError",
+    "ConfigError",
+    "LeafNotFoundError",
+    "BranchNotFoundError",
+    "CorruptFileError",
+    "LockTimeoutError",
+    "StoreIOError",
+]

@@ -1,0 +1,190 @@
+"""Atomic file I/O and the text form of leaves and branches."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ihmt_store._records import Branch, Leaf
+from ihmt_store.errors import CorruptFileError, StoreIOError
+
+__all__ = [
+    "HEADER_END",
+    "HEADER_START",
+    "TEMP_SUFFIX",
+    "atomic_write",
+    "fsync_dir",
+    "leaf_bytes",
+    "parse_branch",
+    "parse_leaf",
+    "read_json",
+    "remove_temp_files",
+    "sync_paths",
+]
+
+HEADER_START = "<<<IHMT-META\n"
+HEADER_END = "\nIHMT-META>>>\n"
+TEMP_SUFFIX = ".ihmt-tmp"
+
+
+def leaf_bytes(leaf: Leaf) -> bytes:
+    """Serialise ``leaf``: the JSON header between markers, then the text untouched.
+
+    JSON escapes every newline inside a string, so no header line can equal the end
+    marker and the first end marker always closes the header, whatever the text holds.
+    """
+    head = json.dumps(leaf.header(), ensure_ascii=False, indent=2)
+    return (HEADER_START + head + HEADER_END).encode("utf-8") + leaf.text.encode("utf-8")
+
+
+def parse_leaf(data: bytes, path: Path) -> Leaf:
+    """Parse the bytes of a leaf file.
+
+    Raises:
+        CorruptFileError: the header is missing, not JSON, or lacks a required key.
+    """
+    start = HEADER_START.encode()
+    end = HEADER_END.encode()
+    if not data.startswith(start):
+        raise CorruptFileError("not an IHMT leaf (no <<<IHMT-META header)", path=path)
+    stop = data.find(end, len(start) - 1)
+    if stop < 0:
+        raise CorruptFileError("leaf header is not closed by IHMT-META>>>", path=path)
+    try:
+        head = json.loads(data[len(start) : stop].decode("utf-8"))
+        text = data[stop + len(end) :].decode("utf-8")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
+    if not isinstance(head, dict):
+        raise CorruptFileError("leaf header is not a JSON object", path=path)
+    try:
+        return Leaf.from_header(head, text)
+    except KeyError as exc:
+        raise CorruptFileError(f"leaf header lacks {exc}", path=path) from None
+    except (TypeError, ValueError) as exc:
+        raise CorruptFileError(f"invalid leaf header: {exc}", path=path) from None
+
+
+def branch_bytes(branch: Branch) -> bytes:
+    """Serialise a branch as indented UTF-8 JSON."""
+    return (json.dumps(branch.to_json(), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def parse_branch(data: bytes, path: Path) -> Branch:
+    """Parse the bytes of a branch file (raises CorruptFileError)."""
+    obj = _loads(data, path)
+    try:
+        return Branch.from_json(obj)
+    except KeyError as exc:
+        raise CorruptFileError(f"branch lacks {exc}", path=path) from None
+    except (TypeError, ValueError, IndexError) as exc:
+        raise CorruptFileError(f"invalid branch: {exc}", path=path) from None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read a JSON object from ``path`` (raises CorruptFileError, FileNotFoundError)."""
+    return _loads(path.read_bytes(), path)
+
+
+def _loads(data: bytes, path: Path) -> dict[str, Any]:
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"not valid JSON: {exc}", path=path) from None
+    if not isinstance(obj, dict):
+        raise CorruptFileError("expected a JSON object", path=path)
+    return obj
+
+
+def json_bytes(obj: Any) -> bytes:
+    """Indented UTF-8 JSON with a final newline, as every JSON file of the store."""
+    return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never half.
+
+    The bytes go to a temporary sibling, are flushed to disk when ``durable``, and the
+    temporary replaces ``path`` in one ``os.replace``.
+
+    Raises:
+        StoreIOError: the disk is full, read-only, or refuses the write.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise StoreIOError(_describe(exc), path=path) from exc
+
+
+def _describe(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full; free some space and try again (nothing was changed)"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "the store folder is not writable (permissions or a read-only disk)"
+    return exc.strerror or str(exc)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside ``path`` durable (a no-op where directories cannot be opened)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def sync_paths(paths: Iterable[Path]) -> None:
+    """Flush already written files to disk: one ``os.sync`` for many, fsync for a few."""
+    items = list(paths)
+    if len(items) > 16 and hasattr(os, "sync"):
+        os.sync()
+        return
+    for item in items:
+        try:
+            fd = os.open(item, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def remove_temp_files(folder: Path) -> int:
+    """Delete temporary files a dead writer left in ``folder``; return how many."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if name.endswith(TEMP_SUFFIX):
+            try:
+                os.unlink(folder / name)
+                removed += 1
+            except OSError:
+                pass
+    return removed

@@ -1,0 +1,496 @@
+"""The derived index: one SQLite file holding the catalog and an FTS5 full-text table.
+
+It is a cache of the leaves and branch files, never the source of truth: ``rebuild``
+recreates it from them and incremental maintenance must produce the same rows.
+WAL mode lets many processes read while the lock holder writes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ihmt_store._records import Branch, Leaf
+from ihmt_store._text import estimate_tokens, terms
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Candidate", "Entry", "FieldWeights", "Index", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+"""Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
+
+EXCERPT_CHARS = 200
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    layer INTEGER NOT NULL,
+    domain TEXT NOT NULL,
+    project TEXT NOT NULL,
+    parent_id TEXT,
+    path TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    time_end TEXT,
+    status TEXT NOT NULL,
+    outdated_by TEXT,
+    outdated_on TEXT,
+    source TEXT NOT NULL,
+    data_type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    excerpt TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    leaf_count INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    tokens INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS items_parent ON items(parent_id);
+CREATE INDEX IF NOT EXISTS items_loose ON items(layer, domain, timestamp) WHERE parent_id IS NULL;
+CREATE INDEX IF NOT EXISTS items_corrector ON items(outdated_by) WHERE outdated_by IS NOT NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
+"""
+
+_COLUMNS = (
+    "id, kind, layer, domain, project, parent_id, path, timestamp, time_end, status, "
+    "outdated_by, outdated_on, source, data_type, title, excerpt, tags, leaf_count, size, tokens"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One catalog row: where an item lives and what it is, without opening its file."""
+
+    id: str
+    kind: str
+    """``leaf`` or ``branch``."""
+    layer: int
+    """0 for a leaf, 1.. for branches."""
+    domain: str
+    project: str
+    parent_id: str | None
+    path: str
+    """Path of the item's file relative to the store, with ``/`` separators."""
+    timestamp: str
+    """A leaf's timestamp; a branch's earliest child timestamp."""
+    time_end: str | None
+    status: str
+    """``active``, or ``outdated`` once a later memory corrected it."""
+    outdated_by: str | None
+    outdated_on: str | None
+    source: str
+    data_type: str
+    title: str
+    excerpt: str
+    """The first characters of the text (leaf) or summary (branch)."""
+    tags: tuple[str, ...]
+    leaf_count: int
+    size: int
+    """Bytes of the item's file."""
+    tokens: int
+    """Estimated tokens of the leaf text or branch summary."""
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.kind == "leaf"
+
+    @classmethod
+    def _from_row(cls, row: Sequence[Any]) -> Entry:
+        return cls(
+            id=row[0],
+            kind=row[1],
+            layer=row[2],
+            domain=row[3],
+            project=row[4],
+            parent_id=row[5],
+            path=row[6],
+            timestamp=row[7],
+            time_end=row[8],
+            status=row[9],
+            outdated_by=row[10],
+            outdated_on=row[11],
+            source=row[12],
+            data_type=row[13],
+            title=row[14],
+            excerpt=row[15],
+            tags=tuple(json.loads(row[16])),
+            leaf_count=row[17],
+            size=row[18],
+            tokens=row[19],
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldWeights:
+    """BM25 weight of each indexed field."""
+
+    title: float = 3.0
+    keywords: float = 2.0
+    tags: float = 1.5
+    text: float = 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """A full-text match: the catalog entry and its BM25 score (higher is better)."""
+
+    entry: Entry
+    score: float
+    matched: tuple[str, ...]
+    """The query terms this item contains."""
+
+
+def leaf_title(leaf: Leaf) -> str:
+    """A one-line title for a leaf: ``extra.title`` when given, else its first line."""
+    given = leaf.extra.get("title")
+    if isinstance(given, str) and given.strip():
+        return given.strip()[:120]
+    for line in leaf.text.splitlines():
+        if line.strip():
+            return line.strip()[:120]
+    return ""
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…"
+
+
+def _tag_words(tags: Iterable[str]) -> str:
+    return " ".join(t.replace(":", " ") for t in tags)
+
+
+def leaf_row(leaf: Leaf, path: str, size: int) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The catalog row and the four full-text fields of a leaf."""
+    keywords = " ".join(str(k) for k in leaf.extra.get("keywords", ()) or ())
+    title = leaf_title(leaf)
+    row = (
+        leaf.leaf_id,
+        "leaf",
+        0,
+        leaf.domain,
+        leaf.project,
+        leaf.parent_id,
+        path,
+        leaf.timestamp,
+        None,
+        "outdated" if leaf.outdated_by else "active",
+        leaf.outdated_by.by if leaf.outdated_by else None,
+        leaf.outdated_by.date if leaf.outdated_by else None,
+        leaf.source,
+        leaf.data_type,
+        title,
+        _excerpt(leaf.text),
+        json.dumps(list(leaf.tags), ensure_ascii=False),
+        1,
+        size,
+        estimate_tokens(leaf.text),
+    )
+    fields = (
+        " ".join(terms(title)),
+        " ".join(terms(keywords + " " + leaf.domain.replace(".", " "))),
+        " ".join(terms(_tag_words(leaf.tags))),
+        " ".join(terms(leaf.text)),
+    )
+    return row, fields
+
+
+def branch_row(branch: Branch, path: str, size: int) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """The catalog row and the four full-text fields of a branch."""
+    row = (
+        branch.node_id,
+        "branch",
+        branch.layer,
+        branch.domain,
+        branch.project,
+        branch.parent_id,
+        path,
+        branch.time_start or branch.created,
+        branch.time_end,
+        "active",
+        None,
+        None,
+        "",
+        "BRANCH",
+        branch.title,
+        _excerpt(branch.summary),
+        json.dumps([], ensure_ascii=False),
+        branch.leaf_count,
+        size,
+        estimate_tokens(branch.summary),
+    )
+    fields = (
+        " ".join(terms(branch.title)),
+        " ".join(terms(" ".join(branch.keywords))),
+        " ".join(terms(branch.domain.replace(".", " "))),
+        " ".join(terms(branch.summary)),
+    )
+    return row, fields
+
+
+class Index:
+    """A connection to ``state/index.sqlite3``; every method is one short statement."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(
+            path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self._in_tx = False
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ---------------------------------------------------------------- schema
+    def create_schema(self) -> None:
+        """Create the tables if missing and stamp the schema version."""
+        self.conn.executescript(_SCHEMA)
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0')",
+            (str(SCHEMA_VERSION),),
+        )
+
+    def schema_version(self) -> int | None:
+        """The schema stamped in the file, or None when the file is empty or foreign."""
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return int(row[0]) if row else None
+
+    # ---------------------------------------------------------------- transactions
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._in_tx = True
+
+    def commit(self) -> None:
+        self.conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+        )
+        self.conn.execute("COMMIT")
+        self._in_tx = False
+
+    def rollback(self) -> None:
+        if self._in_tx:
+            self.conn.execute("ROLLBACK")
+            self._in_tx = False
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._in_tx
+
+    def generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    # ---------------------------------------------------------------- writes
+    def upsert(self, row: tuple[Any, ...], fields: tuple[str, ...]) -> None:
+        """Insert or replace one item and its full-text fields."""
+        cur = self.conn.execute("SELECT rowid FROM items WHERE id = ?", (row[0],))
+        found = cur.fetchone()
+        if found is not None:
+            rowid = found[0]
+            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            self.conn.execute(
+                f"UPDATE items SET ({_COLUMNS}) = ({', '.join('?' * len(row))}) WHERE rowid = ?",
+                (*row, rowid),
+            )
+        else:
+            cur = self.conn.execute(
+                f"INSERT INTO items({_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row
+            )
+            rowid = cur.lastrowid
+        self.conn.execute(
+            "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
+            (rowid, *fields),
+        )
+
+    def delete(self, item_id: str) -> bool:
+        """Remove one item and its full-text row; True if it was there."""
+        found = self.conn.execute("SELECT rowid FROM items WHERE id = ?", (item_id,)).fetchone()
+        if found is None:
+            return False
+        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
+        self.conn.execute("DELETE FROM items WHERE rowid = ?", (found[0],))
+        return True
+
+    def clear(self) -> None:
+        """Drop every item (inside the caller's transaction)."""
+        self.conn.execute("DELETE FROM items")
+        self.conn.execute("DELETE FROM fts")
+
+    # ---------------------------------------------------------------- reads
+    def get(self, item_id: str) -> Entry | None:
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM items WHERE id = ?", (item_id,)
+        ).fetchone()
+        return Entry._from_row(row) if row else None
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Entry]:
+        out: dict[str, Entry] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE id IN ({marks})", chunk
+            ):
+                entry = Entry._from_row(row)
+                out[entry.id] = entry
+        return out
+
+    def children(self, parent_id: str) -> list[Entry]:
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM items WHERE parent_id = ? ORDER BY timestamp, id",
+            (parent_id,),
+        )
+        return [Entry._from_row(r) for r in rows]
+
+    def loose(self, layer: int | None, domain: str | None) -> list[Entry]:
+        """Items without a parent, oldest first, optionally of one layer and domain."""
+        sql = f"SELECT {_COLUMNS} FROM items WHERE parent_id IS NULL"
+        args: list[Any] = []
+        if layer is not None:
+            sql += " AND layer = ?"
+            args.append(layer)
+        if domain is not None:
+            sql += " AND domain = ?"
+            args.append(domain)
+        sql += " ORDER BY layer, domain, timestamp, id"
+        return [Entry._from_row(r) for r in self.conn.execute(sql, args)]
+
+    def corrected_by(self, leaf_id: str) -> list[Entry]:
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM items WHERE outdated_by = ? ORDER BY timestamp", (leaf_id,)
+        )
+        return [Entry._from_row(r) for r in rows]
+
+    def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
+        sql = f"SELECT {_COLUMNS} FROM items"
+        args: tuple[Any, ...] = ()
+        if kind is not None:
+            sql += " WHERE kind = ?"
+            args = (kind,)
+        sql += " ORDER BY id"
+        for row in self.conn.execute(sql, args):
+            yield Entry._from_row(row)
+
+    def parents_of(self, ids: Sequence[str]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for item_id, parent in self.conn.execute(
+                f"SELECT id, parent_id FROM items WHERE id IN ({marks})", chunk
+            ):
+                out[item_id] = parent
+        return out
+
+    def counts(self) -> dict[str, Any]:
+        """Totals used by ``stats``."""
+        conn = self.conn
+        leaves, leaf_bytes = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM items WHERE kind = 'leaf'"
+        ).fetchone()
+        branches, branch_bytes = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM items WHERE kind = 'branch'"
+        ).fetchone()
+        depth = conn.execute("SELECT COALESCE(MAX(layer), 0) FROM items").fetchone()[0]
+        domains = dict(
+            conn.execute(
+                "SELECT domain, COUNT(*) FROM items WHERE kind = 'leaf' GROUP BY domain"
+            ).fetchall()
+        )
+        loose_leaves = conn.execute(
+            "SELECT COUNT(*) FROM items WHERE kind = 'leaf' AND parent_id IS NULL"
+        ).fetchone()[0]
+        outdated = conn.execute(
+            "SELECT COUNT(*) FROM items WHERE status = 'outdated'"
+        ).fetchone()[0]
+        dangling = conn.execute(
+            "SELECT COUNT(*) FROM items a WHERE a.parent_id IS NOT NULL AND NOT EXISTS "
+            "(SELECT 1 FROM items b WHERE b.id = a.parent_id)"
+        ).fetchone()[0]
+        return {
+            "leaves": leaves,
+            "branches": branches,
+            "depth": depth,
+            "domains": domains,
+            "unconsolidated": loose_leaves,
+            "outdated": outdated,
+            "dangling": dangling,
+            "bytes": leaf_bytes + branch_bytes,
+        }
+
+    def term_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
+        """How many items contain each term (document frequency)."""
+        unique = sorted(set(query_terms))
+        if not unique:
+            return {}
+        out = dict.fromkeys(unique, 0)
+        for term in unique:
+            row = self.conn.execute("SELECT doc FROM fts_terms WHERE term = ?", (term,)).fetchone()
+            if row:
+                out[term] = row[0]
+        return out
+
+    def total_items(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0])
+
+    def search(
+        self,
+        query_terms: Sequence[str],
+        *,
+        limit: int,
+        weights: FieldWeights,
+        kinds: Sequence[str],
+        domain: str | None,
+        project: str | None,
+        source_prefix: str | None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[Entry, float, str]]:
+        """Rank items by BM25 over the four fields; return (entry, score, body terms)."""
+        unique = list(dict.fromkeys(t for t in query_terms if t))
+        if not unique:
+            return []
+        match = " OR ".join(f'"{t}"' for t in unique)
+        sql = (
+            f"SELECT {', '.join('items.' + c.strip() for c in _COLUMNS.split(','))}, "
+            "bm25(fts, ?, ?, ?, ?) AS rank, fts.title || ' ' || fts.keywords || ' ' || "
+            "fts.tags || ' ' || fts.body "
+            "FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
+        )
+        args: list[Any] = [weights.title, weights.keywords, weights.tags, weights.text, match]
+        sql += f" AND items.kind IN ({', '.join('?' * len(kinds))})"
+        args.extend(kinds)
+        if domain is not None:
+            sql += " AND (items.domain = ? OR items.domain LIKE ?)"
+            args.extend([domain, domain + ".%"])
+        if project is not None:
+            sql += " AND items.project = ?"
+            args.append(project)
+        if source_prefix is not None:
+            sql += " AND substr(items.source, 1, ?) = ?"
+            args.extend([len(source_prefix), source_prefix])
+        if ids is not None:
+            sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
+            args.extend(ids)
+        sql += " ORDER BY rank LIMIT ?"
+        args.append(limit)
+        out = []
+        for row in self.conn.execute(sql, args):
+            out.append((Entry._from_row(row[:20]), -float(row[20]), row[21]))
+        return out

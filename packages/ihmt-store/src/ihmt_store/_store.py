@@ -1,0 +1,994 @@
+"""``Store``: the tree of plain files on disk, its derived index, its lock and recovery."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ihmt_store._files import (
+    TEMP_SUFFIX,
+    atomic_write,
+    branch_bytes,
+    fsync_dir,
+    json_bytes,
+    leaf_bytes,
+    parse_branch,
+    parse_leaf,
+    read_json,
+    remove_temp_files,
+    sync_paths,
+)
+from ihmt_store._index import (
+    SCHEMA_VERSION,
+    Candidate,
+    Entry,
+    FieldWeights,
+    Index,
+    branch_row,
+    leaf_row,
+)
+from ihmt_store._lock import StoreLock
+from ihmt_store._records import (
+    FORMAT_VERSION,
+    Branch,
+    Correction,
+    DomainTrunk,
+    Leaf,
+    Root,
+    StoreConfig,
+    check_id,
+    now_timestamp,
+    safe_domain,
+)
+from ihmt_store._text import terms
+from ihmt_store.errors import (
+    BranchNotFoundError,
+    ConfigError,
+    CorruptFileError,
+    LeafNotFoundError,
+    StoreError,
+    StoreFormatError,
+    StoreNotFoundError,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["IOStats", "Problem", "RebuildReport", "Store", "StoreStats"]
+
+CONFIG_FILE = "ihmt.config.json"
+ROOT_FILE = "root.json"
+LEAF_DIR = "layer0"
+BRANCH_DIR = "layers"
+STATE_DIR = "state"
+INDEX_FILE = "index.sqlite3"
+JOURNAL_FILE = "journal"
+LOCK_FILE = "ihmt.lock"
+
+_UNSET: Any = object()
+
+_LOCKS: dict[str, StoreLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _shared_lock(path: Path, timeout: float) -> StoreLock:
+    """One lock object per store per process, so two ``Store`` objects never deadlock."""
+    key = str(path.resolve())
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = StoreLock(path, timeout)
+        return lock
+
+
+@dataclass(slots=True)
+class IOStats:
+    """Files and bytes this ``Store`` object has read from leaves and branches."""
+
+    files_read: int = 0
+    bytes_read: int = 0
+    leaf_reads: int = 0
+    branch_reads: int = 0
+
+    def snapshot(self) -> IOStats:
+        """A copy to subtract from later."""
+        return IOStats(
+            files_read=self.files_read,
+            bytes_read=self.bytes_read,
+            leaf_reads=self.leaf_reads,
+            branch_reads=self.branch_reads,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """A file the store could not use, and why; it was left untouched."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RebuildReport:
+    """What ``rebuild`` found on disk."""
+
+    leaves: int
+    branches: int
+    problems: tuple[Problem, ...] = ()
+    temp_files_removed: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreStats:
+    """Totals for ``ihmt stats``."""
+
+    leaves: int
+    branches: int
+    depth: int
+    """Highest layer reached (0: leaves only)."""
+    domains: dict[str, int] = field(default_factory=dict)
+    """Leaves per domain."""
+    unconsolidated: int = 0
+    """Leaves without a parent branch (referenced straight from the trunk)."""
+    unreachable: int = 0
+    """Items whose parent chain does not reach the trunk; must be 0."""
+    outdated: int = 0
+    bytes: int = 0
+    """Bytes of every leaf and branch file."""
+    generation: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "leaves": self.leaves,
+            "branches": self.branches,
+            "depth": self.depth,
+            "domains": dict(self.domains),
+            "unconsolidated": self.unconsolidated,
+            "unreachable": self.unreachable,
+            "outdated": self.outdated,
+            "bytes": self.bytes,
+            "generation": self.generation,
+        }
+
+
+class _Batch:
+    """What one locked write session has touched so far."""
+
+    def __init__(self, journal: Path) -> None:
+        self.journal_path = journal
+        self.journal: Any = None
+        self.new_files: list[Path] = []
+        self.dirs: set[Path] = set()
+
+    def note(self, rel: str) -> None:
+        """Record ``rel`` in the journal before its file is replaced or removed.
+
+        A writer killed after this line is redone from the files by the next writer.
+        The journal is not fsynced: a killed process cannot reorder writes already in
+        the page cache, and after a power cut ``rebuild`` still finds every file.
+        """
+        if self.journal is None:
+            self.journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in _finish
+        self.journal.write(rel + "\n")
+        self.journal.flush()
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
+
+
+class Store:
+    """A memory on disk: leaves, branches, the trunk, the config and derived state.
+
+    Open one with :meth:`Store.open` or :meth:`Store.create`. Every mutation takes the
+    store's exclusive inter-process lock, writes files atomically and updates the
+    derived index in the same locked step; readers never block and always see the
+    latest committed state, also when another process wrote it.
+    """
+
+    def __init__(self, path: Path, config: StoreConfig, *, lock_timeout: float) -> None:
+        self.path = path
+        self.config = config
+        self.io = IOStats()
+        self._lock = _shared_lock(path / LOCK_FILE, lock_timeout)
+        self._index: Index | None = None
+        self._batch: _Batch | None = None
+        self._batch_thread = 0
+
+    # ================================================================= opening
+    @classmethod
+    def create(
+        cls, path: str | os.PathLike[str], config: StoreConfig | None = None
+    ) -> Store:
+        """Create a store at ``path`` (or open the one already there).
+
+        A missing or empty folder becomes a new store with ``config``. A folder that is
+        already a store is opened as it is (its own config wins).
+
+        Raises:
+            StoreFormatError: the folder holds other files and is not an IHMT store.
+        """
+        folder = Path(path).expanduser()
+        if (folder / CONFIG_FILE).exists():
+            return cls.open(folder)
+        if folder.exists() and any(not p.name.startswith(".") for p in folder.iterdir()):
+            raise StoreFormatError(
+                f"{folder} is not empty and is not an IHMT store (no {CONFIG_FILE}); "
+                "choose an empty folder",
+                path=folder,
+            )
+        cfg = config or StoreConfig()
+        for sub in (LEAF_DIR, BRANCH_DIR, STATE_DIR):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        store = cls(folder, cfg, lock_timeout=30.0)
+        with store._lock:
+            if not (folder / CONFIG_FILE).exists():
+                atomic_write(folder / CONFIG_FILE, json_bytes(cfg.to_json()))
+                atomic_write(folder / ROOT_FILE, json_bytes(Root(updated=now_timestamp()).to_json()))
+                fsync_dir(folder)
+        return cls.open(folder)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        lock_timeout: float = 30.0,
+    ) -> Store:
+        """Open the store at ``path``, recovering what a crashed writer left behind.
+
+        Args:
+            create: create the store when the folder is missing or empty.
+            lock_timeout: seconds to wait for another writer before giving up.
+
+        Raises:
+            StoreNotFoundError: no store there (and ``create`` is false).
+            StoreFormatError: the store was written by a newer IHMT.
+            ConfigError: ``ihmt.config.json`` is malformed.
+        """
+        folder = Path(path).expanduser()
+        if not (folder / CONFIG_FILE).exists():
+            if create:
+                return cls.create(folder)
+            raise StoreNotFoundError(folder)
+        config = _read_config(folder / CONFIG_FILE)
+        store = cls(folder, config, lock_timeout=lock_timeout)
+        store._open_index()
+        if config.format_version < FORMAT_VERSION:
+            store._upgrade()
+        return store
+
+    def close(self) -> None:
+        """Close the index connection (the store can be reopened at any time)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # ================================================================= derived state
+    @property
+    def _idx(self) -> Index:
+        if self._index is None:
+            self._open_index()
+        assert self._index is not None
+        return self._index
+
+    def _open_index(self) -> None:
+        state = self.path / STATE_DIR
+        db = state / INDEX_FILE
+        needs_rebuild = not db.exists()
+        try:
+            index = Index(db)
+            version = index.schema_version() if not needs_rebuild else None
+        except sqlite3.DatabaseError as exc:
+            logger.warning("derived index %s is damaged (%s); rebuilding it", db, exc)
+            self._discard_index(db)
+            index = Index(db)
+            version = None
+        if version != SCHEMA_VERSION:
+            if not needs_rebuild:
+                logger.warning("derived index %s is stale or damaged; rebuilding it", db)
+            index.close()
+            with self._lock:
+                self._discard_index(db)
+                index = Index(db)
+                index.create_schema()
+                self._index = index
+                self._rebuild_locked()
+        else:
+            self._index = index
+        if (state / JOURNAL_FILE).exists():
+            with self._locked():
+                pass
+
+    def _discard_index(self, db: Path) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(db) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def _upgrade(self) -> None:
+        logger.warning(
+            "store %s uses format %s; upgrading to %s (leaves untouched)",
+            self.path,
+            self.config.format_version,
+            FORMAT_VERSION,
+        )
+        with self._locked():
+            self._rebuild_locked()
+            data = self.config.to_json()
+            data["format_version"] = FORMAT_VERSION
+            atomic_write(self.path / CONFIG_FILE, json_bytes(data))
+            self.config = StoreConfig.from_json(data)
+
+    # ================================================================= locking and writes
+    @contextmanager
+    def _locked(self) -> Iterator[Index]:
+        """Hold the inter-process lock; finish a dead writer's journal first."""
+        took = self._lock.acquire()
+        try:
+            if took:
+                self._recover()
+            yield self._idx
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store's exclusive write lock (for sibling packages' own state files).
+
+        Re-entrant; other processes wait. Keep the critical section short.
+        """
+        with self._locked():
+            yield
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group many writes into one locked step, one disk flush and one index commit.
+
+        Bulk ingest uses it; nested calls join the outer batch. On an error the files
+        already written stay and are indexed as they are on disk: nothing is lost.
+        """
+        with self._writing():
+            yield
+
+    @contextmanager
+    def _writing(self) -> Iterator[_Batch]:
+        if self._batch is not None and self._batch_thread == threading.get_ident():
+            yield self._batch
+            return
+        with self._locked() as index:
+            batch = _Batch(self.path / STATE_DIR / JOURNAL_FILE)
+            self._batch = batch
+            self._batch_thread = threading.get_ident()
+            index.begin()
+            try:
+                yield batch
+            except BaseException:
+                index.rollback()
+                self._batch = None
+                batch.close()
+                self._recover()
+                raise
+            self._batch = None
+            try:
+                sync_paths(batch.new_files)
+                for folder in batch.dirs:
+                    fsync_dir(folder)
+                index.commit()
+            except BaseException:
+                index.rollback()
+                batch.close()
+                self._recover()
+                raise
+            batch.close()
+            self._clear_journal()
+
+    def _clear_journal(self) -> None:
+        try:
+            os.unlink(self.path / STATE_DIR / JOURNAL_FILE)
+        except FileNotFoundError:
+            pass
+
+    def _recover(self) -> None:
+        """Redo a dead writer's journal from the files: index them as they are now."""
+        journal = self.path / STATE_DIR / JOURNAL_FILE
+        try:
+            lines = journal.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return
+        rels = list(dict.fromkeys(line.strip() for line in lines if line.strip()))
+        logger.warning("recovering %d file(s) from an interrupted write in %s", len(rels), self.path)
+        index = self._idx
+        index.begin()
+        try:
+            folders: set[Path] = set()
+            for rel in rels:
+                full = self.path / rel
+                folders.add(full.parent)
+                self._reindex_path(index, rel)
+            for folder in folders:
+                remove_temp_files(folder)
+            index.commit()
+        except BaseException:
+            index.rollback()
+            raise
+        self._clear_journal()
+
+    def _reindex_path(self, index: Index, rel: str) -> None:
+        full = self.path / rel
+        item_id = Path(rel).stem
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError:
+            index.delete(item_id)
+            return
+        try:
+            if rel.startswith(LEAF_DIR + "/"):
+                leaf = parse_leaf(data, full)
+                row, fields = leaf_row(leaf, rel, len(data))
+            else:
+                branch = parse_branch(data, full)
+                row, fields = branch_row(branch, rel, len(data))
+        except CorruptFileError as exc:
+            logger.warning("%s; left as it is and kept out of the index", exc)
+            index.delete(item_id)
+            return
+        index.upsert(row, fields)
+
+    # ================================================================= leaves
+    def leaf_path(self, leaf_id: str, domain: str) -> str:
+        """Relative path of a leaf's file."""
+        return f"{LEAF_DIR}/{safe_domain(domain)}/{check_id(leaf_id, 'leaf id')}.txt"
+
+    def put_leaf(self, leaf: Leaf) -> Leaf:
+        """Write one leaf and index it; return what was stored.
+
+        Re-writing an existing id keeps its consolidation (``parent_id``) and its
+        correction (``outdated_by``) unless the new record sets them; identical
+        content is not written twice.
+        """
+        return self.put_leaves([leaf])[0]
+
+    def put_leaves(self, leaves: Iterable[Leaf]) -> list[Leaf]:
+        """Write many leaves in one batch (one lock, one flush, one commit)."""
+        stored: list[Leaf] = []
+        with self._writing() as batch:
+            index = self._idx
+            for leaf in leaves:
+                rel = self.leaf_path(leaf.leaf_id, leaf.domain)
+                existing = index.get(leaf.leaf_id)
+                if existing is not None:
+                    old = self._read_leaf_file(existing.path, count=False)
+                    if leaf.parent_id is None and old.parent_id is not None:
+                        leaf = leaf.evolve(parent_id=old.parent_id)
+                    if leaf.outdated_by is None and old.outdated_by is not None:
+                        leaf = leaf.evolve(outdated_by=old.outdated_by)
+                    if old == leaf:
+                        stored.append(old)
+                        continue
+                    if existing.path != rel:
+                        raise ValueError(
+                            f"leaf {leaf.leaf_id} already exists in domain {existing.domain}"
+                        )
+                self._write_leaf(batch, index, leaf, rel, is_new=existing is None)
+                stored.append(leaf)
+        return stored
+
+    def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str, *, is_new: bool) -> None:
+        data = leaf_bytes(leaf)
+        full = self.path / rel
+        batch.note(rel)
+        # A new file is flushed with the whole batch; an existing one is flushed before it
+        # replaces the old version, so a power cut can never leave an acknowledged leaf empty.
+        atomic_write(full, data, durable=not is_new)
+        if is_new:
+            batch.new_files.append(full)
+            batch.dirs.add(full.parent)
+        row, fields = leaf_row(leaf, rel, len(data))
+        index.upsert(row, fields)
+
+    def read_leaf(self, leaf_id: str) -> Leaf:
+        """Read one leaf from its file.
+
+        Raises:
+            LeafNotFoundError: no leaf with that id.
+            CorruptFileError: its file cannot be parsed.
+        """
+        entry = self._idx.get(leaf_id)
+        if entry is None or entry.kind != "leaf":
+            raise LeafNotFoundError(leaf_id)
+        return self._read_leaf_file(entry.path)
+
+    def _read_leaf_file(self, rel: str, *, count: bool = True) -> Leaf:
+        full = self.path / rel
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError:
+            raise LeafNotFoundError(Path(rel).stem) from None
+        if count:
+            self.io.files_read += 1
+            self.io.leaf_reads += 1
+            self.io.bytes_read += len(data)
+        return parse_leaf(data, full)
+
+    def annotate(
+        self,
+        leaf_id: str,
+        *,
+        outdated_by: Correction | None = _UNSET,
+        parent_id: str | None = _UNSET,
+        extra: dict[str, Any] | None = None,
+    ) -> Leaf:
+        """Change a leaf's header annotations; its text is never touched.
+
+        Args:
+            outdated_by: a :class:`Correction` to flag it OUTDATED, or None to restore it.
+            parent_id: the branch that now summarises it (None detaches it).
+            extra: keys merged into ``extra``.
+
+        Raises:
+            LeafNotFoundError: no leaf with that id.
+        """
+        with self._writing() as batch:
+            index = self._idx
+            entry = index.get(leaf_id)
+            if entry is None or entry.kind != "leaf":
+                raise LeafNotFoundError(leaf_id)
+            leaf = self._read_leaf_file(entry.path, count=False)
+            changes: dict[str, Any] = {}
+            if outdated_by is not _UNSET:
+                changes["outdated_by"] = outdated_by
+            if parent_id is not _UNSET:
+                changes["parent_id"] = parent_id
+            if extra:
+                changes["extra"] = {**leaf.extra, **extra}
+            new = leaf.evolve(**changes)
+            if new != leaf:
+                self._write_leaf(batch, index, new, entry.path, is_new=False)
+            return new
+
+    def forget(self, item_id: str) -> Entry:
+        """Delete one leaf for good, with its index rows; the only way a leaf goes.
+
+        Its parent branch drops the child reference (and the excerpt it embedded);
+        summaries above it are the caller's to refresh.
+
+        Raises:
+            LeafNotFoundError: no leaf with that id.
+        """
+        with self._writing() as batch:
+            index = self._idx
+            entry = index.get(item_id)
+            if entry is None or entry.kind != "leaf":
+                raise LeafNotFoundError(item_id)
+            if entry.parent_id:
+                parent = index.get(entry.parent_id)
+                if parent is not None:
+                    branch = self._read_branch_file(parent.path, count=False)
+                    kept = tuple(c for c in branch.children if c.id != item_id)
+                    self._write_branch(
+                        batch,
+                        index,
+                        branch.evolve(children=kept, leaf_count=max(0, branch.leaf_count - 1)),
+                        parent.path,
+                        is_new=False,
+                    )
+            for other in index.corrected_by(item_id):
+                old = self._read_leaf_file(other.path, count=False)
+                self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path, is_new=False)
+            batch.note(entry.path)
+            full = self.path / entry.path
+            try:
+                os.unlink(full)
+            except FileNotFoundError:
+                pass
+            batch.dirs.add(full.parent)
+            index.delete(item_id)
+            return entry
+
+    # ================================================================= branches
+    def branch_path(self, node_id: str, layer: int) -> str:
+        """Relative path of a branch's file."""
+        return f"{BRANCH_DIR}/{int(layer)}/{check_id(node_id, 'branch id')}.json"
+
+    def put_branch(self, branch: Branch) -> Branch:
+        """Write one branch (its children are stamped separately, after it)."""
+        with self._writing() as batch:
+            index = self._idx
+            rel = self.branch_path(branch.node_id, branch.layer)
+            existing = index.get(branch.node_id)
+            if existing is not None and branch.parent_id is None and existing.parent_id:
+                branch = branch.evolve(parent_id=existing.parent_id)
+            self._write_branch(batch, index, branch, rel, is_new=existing is None)
+            return branch
+
+    def _write_branch(
+        self, batch: _Batch, index: Index, branch: Branch, rel: str, *, is_new: bool
+    ) -> None:
+        data = branch_bytes(branch)
+        full = self.path / rel
+        batch.note(rel)
+        atomic_write(full, data, durable=not is_new)
+        if is_new:
+            batch.new_files.append(full)
+            batch.dirs.add(full.parent)
+        row, fields = branch_row(branch, rel, len(data))
+        index.upsert(row, fields)
+
+    def read_branch(self, node_id: str) -> Branch:
+        """Read one branch file.
+
+        Raises:
+            BranchNotFoundError: no branch with that id.
+        """
+        entry = self._idx.get(node_id)
+        if entry is None or entry.kind != "branch":
+            raise BranchNotFoundError(node_id)
+        return self._read_branch_file(entry.path)
+
+    def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
+        full = self.path / rel
+        try:
+            data = full.read_bytes()
+        except FileNotFoundError:
+            raise BranchNotFoundError(Path(rel).stem) from None
+        if count:
+            self.io.files_read += 1
+            self.io.branch_reads += 1
+            self.io.bytes_read += len(data)
+        return parse_branch(data, full)
+
+    def set_parent(self, child_ids: Sequence[str], parent_id: str | None) -> None:
+        """Stamp leaves or branches with the branch that now summarises them.
+
+        Raises:
+            LeafNotFoundError: one of the ids is unknown.
+        """
+        with self._writing() as batch:
+            index = self._idx
+            if parent_id is not None:
+                check_id(parent_id, "parent id")
+            for child in child_ids:
+                entry = index.get(child)
+                if entry is None:
+                    raise LeafNotFoundError(child)
+                if entry.parent_id == parent_id:
+                    continue
+                if entry.kind == "leaf":
+                    leaf = self._read_leaf_file(entry.path, count=False)
+                    self._write_leaf(
+                        batch, index, leaf.evolve(parent_id=parent_id), entry.path, is_new=False
+                    )
+                else:
+                    branch = self._read_branch_file(entry.path, count=False)
+                    self._write_branch(
+                        batch, index, branch.evolve(parent_id=parent_id), entry.path, is_new=False
+                    )
+
+    def remove_branch(self, node_id: str) -> None:
+        """Delete a branch file and detach its children (they go back to the trunk).
+
+        Leaves are never deleted this way; only the summary above them goes.
+        """
+        with self._writing() as batch:
+            index = self._idx
+            entry = index.get(node_id)
+            if entry is None or entry.kind != "branch":
+                raise BranchNotFoundError(node_id)
+            self.set_parent([c.id for c in index.children(node_id)], None)
+            batch.note(entry.path)
+            try:
+                os.unlink(self.path / entry.path)
+            except FileNotFoundError:
+                pass
+            index.delete(node_id)
+
+    # ================================================================= the trunk
+    def read_root(self) -> Root:
+        """``root.json`` as last written (see :meth:`trunk` for the live view)."""
+        try:
+            return Root.from_json(read_json(self.path / ROOT_FILE))
+        except FileNotFoundError:
+            return Root()
+        except (CorruptFileError, TypeError, ValueError, AttributeError) as exc:
+            logger.warning("root.json is unreadable (%s); using the live trunk", exc)
+            return self.trunk()
+
+    def trunk(self) -> Root:
+        """The trunk computed from the catalog: each domain's items without a parent."""
+        index = self._idx
+        tops: dict[str, list[str]] = {}
+        for entry in index.loose(None, None):
+            tops.setdefault(entry.domain, []).append(entry.id)
+        per_domain = index.conn.execute(
+            "SELECT domain, SUM(kind = 'leaf'), SUM(kind = 'branch'), MAX(layer) "
+            "FROM items GROUP BY domain"
+        ).fetchall()
+        domains = tuple(
+            DomainTrunk(
+                domain=dom,
+                top=tuple(tops.get(dom, ())),
+                leaves=int(leaves or 0),
+                branches=int(branches or 0),
+                depth=int(depth or 0),
+            )
+            for dom, leaves, branches, depth in sorted(per_domain)
+        )
+        return Root(domains=domains, generation=index.generation(), updated=now_timestamp())
+
+    def refresh_root(self, keywords: dict[str, tuple[str, ...]] | None = None) -> Root:
+        """Rewrite ``root.json`` from the catalog (after consolidation, and by rebuild).
+
+        Its size follows the number of domains and top items, not the number of leaves.
+        """
+        with self._locked():
+            root = self.trunk()
+            if keywords:
+                root = Root(
+                    domains=tuple(
+                        DomainTrunk(
+                            domain=d.domain,
+                            top=d.top,
+                            leaves=d.leaves,
+                            branches=d.branches,
+                            depth=d.depth,
+                            keywords=tuple(keywords.get(d.domain, d.keywords)),
+                        )
+                        for d in root.domains
+                    ),
+                    generation=root.generation,
+                    updated=root.updated,
+                )
+            atomic_write(self.path / ROOT_FILE, json_bytes(root.to_json()))
+            return root
+
+    # ================================================================= queries
+    def entry(self, item_id: str) -> Entry | None:
+        """The catalog entry of a leaf or branch, or None."""
+        return self._idx.get(item_id)
+
+    def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
+        """Catalog entries for many ids at once (unknown ids are left out)."""
+        return self._idx.get_many(ids)
+
+    def children(self, parent_id: str) -> list[Entry]:
+        """Catalog entries of a branch's children, oldest first."""
+        return self._idx.children(parent_id)
+
+    def unparented(self, layer: int | None = None, domain: str | None = None) -> list[Entry]:
+        """Items no branch summarises yet (the trunk references them), oldest first."""
+        return self._idx.loose(layer, None if domain is None else safe_domain(domain))
+
+    def corrections_of(self, leaf_id: str) -> list[Entry]:
+        """Leaves flagged OUTDATED by ``leaf_id``."""
+        return self._idx.corrected_by(leaf_id)
+
+    def path_to(self, item_id: str) -> list[str]:
+        """Ids from the top of the tree down to ``item_id`` (the trunk itself excluded).
+
+        Raises:
+            LeafNotFoundError: no such item.
+        """
+        index = self._idx
+        entry = index.get(item_id)
+        if entry is None:
+            raise LeafNotFoundError(item_id)
+        chain = [entry.id]
+        seen = {entry.id}
+        parent = entry.parent_id
+        while parent and parent not in seen:
+            seen.add(parent)
+            chain.append(parent)
+            parent = index.parents_of([parent]).get(parent)
+        chain.reverse()
+        return chain
+
+    def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
+        """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both)."""
+        yield from self._idx.iter_entries(kind)
+
+    def iter_leaves(self) -> Iterator[Leaf]:
+        """Every leaf, read from its file, in id order."""
+        for entry in list(self._idx.iter_entries("leaf")):
+            yield self._read_leaf_file(entry.path, count=False)
+
+    def candidates(
+        self,
+        query: str | Sequence[str],
+        *,
+        limit: int = 50,
+        weights: FieldWeights | None = None,
+        kinds: Sequence[str] = ("leaf", "branch"),
+        domain: str | None = None,
+        project: str | None = None,
+        source_prefix: str | None = None,
+        within: Sequence[str] | None = None,
+    ) -> list[Candidate]:
+        """Rank leaves and branch summaries by BM25 over title, keywords, tags and text.
+
+        Document frequencies are global (the whole store). ``query`` is raw text (it
+        goes through the same normalisation as the index) or already-normalised terms.
+
+        Args:
+            within: only these ids are eligible.
+        """
+        query_terms = terms(query) if isinstance(query, str) else list(query)
+        if not query_terms:
+            return []
+        rows = self._idx.search(
+            query_terms,
+            limit=limit,
+            weights=weights or FieldWeights(),
+            kinds=tuple(kinds),
+            domain=None if domain is None else safe_domain(domain),
+            project=project,
+            source_prefix=source_prefix,
+            ids=within,
+        )
+        wanted = set(query_terms)
+        out = []
+        for entry, score, words in rows:
+            present = set(words.split()) & wanted
+            matched = tuple(t for t in dict.fromkeys(query_terms) if t in present)
+            out.append(Candidate(entry=entry, score=score, matched=matched))
+        return out
+
+    def document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
+        """How many items (leaves and branches) contain each normalised term."""
+        return self._idx.term_frequencies(query_terms)
+
+    def count(self, kind: str | None = None) -> int:
+        """Number of items (of one kind)."""
+        if kind is None:
+            return self._idx.total_items()
+        row = self._idx.conn.execute("SELECT COUNT(*) FROM items WHERE kind = ?", (kind,))
+        return int(row.fetchone()[0])
+
+    @property
+    def generation(self) -> int:
+        """Grows with every committed change, in any process: a cheap cache key."""
+        return self._idx.generation()
+
+    def stats(self) -> StoreStats:
+        """Totals, including how many items cannot be reached from the trunk (must be 0)."""
+        index = self._idx
+        counts = index.counts()
+        reachable = index.conn.execute(
+            "WITH RECURSIVE up(id) AS (SELECT id FROM items WHERE parent_id IS NULL "
+            "UNION SELECT items.id FROM items JOIN up ON items.parent_id = up.id) "
+            "SELECT COUNT(*) FROM up"
+        ).fetchone()[0]
+        return StoreStats(
+            leaves=counts["leaves"],
+            branches=counts["branches"],
+            depth=counts["depth"],
+            domains=counts["domains"],
+            unconsolidated=counts["unconsolidated"],
+            unreachable=index.total_items() - int(reachable),
+            outdated=counts["outdated"],
+            bytes=counts["bytes"],
+            generation=index.generation(),
+        )
+
+    def state_file(self, name: str) -> Path:
+        """Path of a derived file under ``state/`` owned by a sibling package."""
+        if "/" in name or "\\" in name or name.startswith(".") or name in (INDEX_FILE, JOURNAL_FILE):
+            raise ValueError(f"invalid state file name {name!r}")
+        return self.path / STATE_DIR / name
+
+    # ================================================================= rebuild
+    def rebuild(self) -> RebuildReport:
+        """Recreate the derived index and ``root.json`` from the leaves and branch files.
+
+        Unreadable files are reported (path and reason) and left untouched.
+        """
+        with self._locked():
+            report = self._rebuild_locked()
+        return report
+
+    def _rebuild_locked(self) -> RebuildReport:
+        index = self._idx
+        problems: list[Problem] = []
+        removed = 0
+        rows: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
+        leaves = branches = 0
+        for folder, pattern in ((self.path / LEAF_DIR, "*.txt"), (self.path / BRANCH_DIR, "*.json")):
+            if not folder.exists():
+                continue
+            for sub in sorted(p for p in folder.rglob("*") if p.is_dir()) + [folder]:
+                removed += remove_temp_files(sub)
+            for full in sorted(folder.rglob(pattern)):
+                if full.name.startswith(".") or full.name.endswith(TEMP_SUFFIX):
+                    continue
+                rel = full.relative_to(self.path).as_posix()
+                try:
+                    data = full.read_bytes()
+                    if pattern == "*.txt":
+                        leaf = parse_leaf(data, full)
+                        if Path(rel).stem != leaf.leaf_id:
+                            raise CorruptFileError(
+                                f"file name does not match leaf_id {leaf.leaf_id!r}", path=full
+                            )
+                        rows.append(leaf_row(leaf, rel, len(data)))
+                        leaves += 1
+                    else:
+                        branch = parse_branch(data, full)
+                        if Path(rel).stem != branch.node_id:
+                            raise CorruptFileError(
+                                f"file name does not match node_id {branch.node_id!r}", path=full
+                            )
+                        rows.append(branch_row(branch, rel, len(data)))
+                        branches += 1
+                except (CorruptFileError, OSError) as exc:
+                    logger.warning("skipping %s: %s", rel, exc)
+                    problems.append(Problem(path=rel, reason=str(exc)))
+        index.begin()
+        try:
+            index.clear()
+            for row, fields in rows:
+                index.upsert(row, fields)
+            index.commit()
+        except BaseException:
+            index.rollback()
+            raise
+        self._clear_journal()
+        try:
+            atomic_write(self.path / ROOT_FILE, json_bytes(self.trunk().to_json()))
+        except StoreError as exc:
+            logger.warning("could not rewrite root.json: %s", exc)
+        return RebuildReport(
+            leaves=leaves, branches=branches, problems=tuple(problems), temp_files_removed=removed
+        )
+
+    def update_config(self, **changes: Any) -> StoreConfig:
+        """Change config values (validated) and write ``ihmt.config.json`` atomically."""
+        with self._locked():
+            data = {**self.config.to_json(), **changes}
+            try:
+                config = StoreConfig.from_json(data)
+            except TypeError as exc:
+                raise ValueError(str(exc)) from None
+            atomic_write(self.path / CONFIG_FILE, json_bytes(config.to_json()))
+            self.config = config
+            return config
+
+
+def _read_config(path: Path) -> StoreConfig:
+    try:
+        data = read_json(path)
+    except CorruptFileError as exc:
+        raise ConfigError(f"not valid JSON ({exc}); fix or restore it", path=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read it: {exc.strerror}", path=path) from None
+    version = data.get("format_version", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ConfigError("format_version must be an integer", path=path)
+    if version > FORMAT_VERSION:
+        raise StoreFormatError(
+            f"{path.parent} was written by a newer IHMT (store format {version}, this version "
+            f"reads up to {FORMAT_VERSION}); upgrade ihmt to open it",
+            path=path.parent,
+            found=version,
+        )
+    try:
+        return StoreConfig.from_json(data)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc), path=path) from None
