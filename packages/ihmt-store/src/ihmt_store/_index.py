@@ -285,9 +285,13 @@ class Index:
         self._in_tx = False
 
     def rollback(self) -> None:
+        """Abandon the open transaction; never raises (the disk may be what failed)."""
         if self._in_tx:
-            self.conn.execute("ROLLBACK")
             self._in_tx = False
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                logger.warning("rollback of %s failed: %s", self.path, exc)
 
     @property
     def in_transaction(self) -> bool:
@@ -488,7 +492,7 @@ class Index:
         if ids is not None:
             sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
             args.extend(ids)
-        sql += " ORDER BY rank LIMIT ?"
+        sql += " ORDER BY rank, items.id LIMIT ?"
         args.append(limit)
         out = []
         for row in self.conn.execute(sql, args):

@@ -36,19 +36,20 @@ class StoreLock:
         """True while this process holds the lock."""
         return self._depth > 0
 
-    def acquire(self) -> bool:
+    def acquire(self, timeout: float | None = None) -> bool:
         """Take the lock; return True when this call took it from the OS (not re-entry).
 
         Raises:
             LockTimeoutError: another live process kept it for ``timeout`` seconds.
         """
-        if not self._thread_lock.acquire(timeout=self.timeout):
-            raise LockTimeoutError(self.path, self.timeout, "another thread")
+        wait = self.timeout if timeout is None else timeout
+        if not self._thread_lock.acquire(timeout=wait):
+            raise LockTimeoutError(self.path.parent, wait, "another thread")
         if self._depth > 0:
             self._depth += 1
             return False
         try:
-            self._fd = self._lock_file()
+            self._fd = self._lock_file(wait)
         except BaseException:
             self._thread_lock.release()
             raise
@@ -73,12 +74,12 @@ class StoreLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def _lock_file(self) -> int:
+    def _lock_file(self, wait: float) -> int:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StoreIOError(f"cannot open the lock file: {exc.strerror}", path=self.path) from exc
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + wait
         delay = 0.001
         while True:
             if _try_lock(fd):
@@ -91,7 +92,7 @@ class StoreLock:
             if time.monotonic() >= deadline:
                 holder = _read_holder(fd)
                 os.close(fd)
-                raise LockTimeoutError(self.path, self.timeout, holder)
+                raise LockTimeoutError(self.path.parent, wait, holder)
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 

@@ -55,6 +55,7 @@ from ihmt_store.errors import (
     LeafNotFoundError,
     StoreError,
     StoreFormatError,
+    StoreIOError,
     StoreNotFoundError,
 )
 
@@ -198,6 +199,7 @@ class Store:
         self.config = config
         self.io = IOStats()
         self._lock = _shared_lock(path / LOCK_FILE, lock_timeout)
+        self._lock_timeout = lock_timeout
         self._index: Index | None = None
         self._batch: _Batch | None = None
         self._batch_thread = 0
@@ -228,7 +230,7 @@ class Store:
         for sub in (LEAF_DIR, BRANCH_DIR, STATE_DIR):
             (folder / sub).mkdir(parents=True, exist_ok=True)
         store = cls(folder, cfg, lock_timeout=30.0)
-        with store._lock:
+        with store._locked_raw():
             if not (folder / CONFIG_FILE).exists():
                 atomic_write(folder / CONFIG_FILE, json_bytes(cfg.to_json()))
                 atomic_write(folder / ROOT_FILE, json_bytes(Root(updated=now_timestamp()).to_json()))
@@ -305,7 +307,7 @@ class Store:
             if not needs_rebuild:
                 logger.warning("derived index %s is stale or damaged; rebuilding it", db)
             index.close()
-            with self._lock:
+            with self._locked_raw():
                 self._discard_index(db)
                 index = Index(db)
                 index.create_schema()
@@ -340,9 +342,18 @@ class Store:
 
     # ================================================================= locking and writes
     @contextmanager
+    def _locked_raw(self) -> Iterator[None]:
+        """Hold the lock without recovery (the index may not exist yet)."""
+        self._lock.acquire(self._lock_timeout)
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @contextmanager
     def _locked(self) -> Iterator[Index]:
         """Hold the inter-process lock; finish a dead writer's journal first."""
-        took = self._lock.acquire()
+        took = self._lock.acquire(self._lock_timeout)
         try:
             if took:
                 self._recover()
@@ -378,28 +389,35 @@ class Store:
             batch = _Batch(self.path / STATE_DIR / JOURNAL_FILE)
             self._batch = batch
             self._batch_thread = threading.get_ident()
-            index.begin()
             try:
+                index.begin()
                 yield batch
-            except BaseException:
-                index.rollback()
-                self._batch = None
-                batch.close()
-                self._recover()
-                raise
-            self._batch = None
-            try:
                 sync_paths(batch.new_files)
                 for folder in batch.dirs:
                     fsync_dir(folder)
                 index.commit()
-            except BaseException:
+            except BaseException as exc:
+                self._batch = None
                 index.rollback()
                 batch.close()
-                self._recover()
+                self._settle_after_failure()
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreIOError(
+                        f"the index could not be written ({exc}); nothing acknowledged was lost",
+                        path=self.path / STATE_DIR / INDEX_FILE,
+                    ) from exc
                 raise
+            self._batch = None
             batch.close()
             self._clear_journal()
+
+    def _settle_after_failure(self) -> None:
+        """Index what a failed batch left on disk; if even that fails, the journal stays
+        and the next writer finishes it."""
+        try:
+            self._recover(quiet=True)
+        except (StoreError, sqlite3.Error, OSError) as exc:
+            logger.warning("could not settle a failed write yet (%s); the next writer will", exc)
 
     def _clear_journal(self) -> None:
         try:
@@ -407,7 +425,7 @@ class Store:
         except FileNotFoundError:
             pass
 
-    def _recover(self) -> None:
+    def _recover(self, *, quiet: bool = False) -> None:
         """Redo a dead writer's journal from the files: index them as they are now."""
         journal = self.path / STATE_DIR / JOURNAL_FILE
         try:
@@ -415,7 +433,8 @@ class Store:
         except FileNotFoundError:
             return
         rels = list(dict.fromkeys(line.strip() for line in lines if line.strip()))
-        logger.warning("recovering %d file(s) from an interrupted write in %s", len(rels), self.path)
+        log = logger.info if quiet else logger.warning
+        log("recovering %d file(s) from an interrupted write in %s", len(rels), self.path)
         index = self._idx
         index.begin()
         try:

@@ -1,0 +1,415 @@
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ihmt_store import (
+    Branch,
+    ChildRef,
+    ConfigError,
+    Correction,
+    FieldWeights,
+    LeafNotFoundError,
+    Store,
+    StoreConfig,
+    StoreFormatError,
+    StoreNotFoundError,
+    terms,
+)
+from ihmt_store.testing import make_leaf, store_with
+
+
+def _answers(store: Store, query: str) -> list[tuple[str, float]]:
+    return [(c.entry.id, round(c.score, 6)) for c in store.candidates(query, limit=10)]
+
+
+def _catalog(store: Store) -> list[tuple[object, ...]]:
+    return [
+        (e.id, e.kind, e.layer, e.domain, e.project, e.parent_id, e.path, e.timestamp, e.status,
+         e.outdated_by, e.source, e.title, e.tags, e.size)
+        for e in store.iter_entries()
+    ]
+
+
+# ------------------------------------------------------------------ creating and opening
+def test_a_new_store_has_the_documented_layout(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "m", StoreConfig(branch_factor=4))
+    for name in ("ihmt.config.json", "root.json", "layer0", "layers", "state/index.sqlite3"):
+        assert (tmp_path / "m" / name).exists(), name
+    config = json.loads((tmp_path / "m" / "ihmt.config.json").read_text())
+    assert config["format_version"] == 1
+    assert config["branch_factor"] == 4
+    assert Store.open(tmp_path / "m").config.branch_factor == 4
+
+
+def test_opening_a_missing_store_says_how_to_create_one(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotFoundError, match="ihmt init") as caught:
+        Store.open(tmp_path / "nothing")
+    assert caught.value.path == tmp_path / "nothing"
+    assert isinstance(caught.value, FileNotFoundError)
+
+
+def test_open_with_create_makes_the_store_on_first_use(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "fresh", create=True)
+    assert store.stats().leaves == 0
+
+
+def test_a_non_empty_foreign_folder_is_not_turned_into_a_store(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "thesis.txt").write_text("mine")
+    with pytest.raises(StoreFormatError, match="not an IHMT store"):
+        Store.create(tmp_path / "docs")
+    assert (tmp_path / "docs" / "thesis.txt").read_text() == "mine"
+
+
+def test_a_store_from_a_newer_version_is_refused_with_an_upgrade_message(tmp_path: Path) -> None:
+    Store.create(tmp_path / "m")
+    cfg = tmp_path / "m" / "ihmt.config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "format_version": 99}))
+    with pytest.raises(StoreFormatError, match="upgrade ihmt") as caught:
+        Store.open(tmp_path / "m")
+    assert caught.value.found == 99
+
+
+def test_an_older_store_is_upgraded_in_place_without_touching_leaves(tmp_path: Path) -> None:
+    store, leaves = store_with(tmp_path / "m", ["remember the milk"])
+    leaf_file = tmp_path / "m" / store.entry(leaves[0].leaf_id).path  # type: ignore[union-attr]
+    before = leaf_file.read_bytes()
+    store.close()
+    cfg = tmp_path / "m" / "ihmt.config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "format_version": 0}))
+    reopened = Store.open(tmp_path / "m")
+    assert reopened.config.format_version == 1
+    assert json.loads(cfg.read_text())["format_version"] == 1
+    assert leaf_file.read_bytes() == before
+    assert reopened.read_leaf(leaves[0].leaf_id).text == "remember the milk"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not valid JSON"), ('{"branch_factor": "many"}', "branch_factor must be int")],
+)
+def test_a_malformed_config_is_a_clear_error_naming_the_file(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    Store.create(tmp_path / "m")
+    (tmp_path / "m" / "ihmt.config.json").write_text(content)
+    with pytest.raises(ConfigError, match=message) as caught:
+        Store.open(tmp_path / "m")
+    assert "ihmt.config.json" in str(caught.value)
+
+
+# ------------------------------------------------------------------ leaves
+def test_a_saved_leaf_reads_back_exactly(store: Store) -> None:
+    leaf = make_leaf("Decided: Pulumi for the falcon scheduler\r\nbecause of typed stacks", domain="decisions")
+    store.put_leaf(leaf)
+    assert store.read_leaf(leaf.leaf_id) == leaf
+    entry = store.entry(leaf.leaf_id)
+    assert entry is not None
+    assert entry.path == f"layer0/decisions/{leaf.leaf_id}.txt"
+    assert entry.status == "active"
+
+
+def test_reingesting_an_unchanged_leaf_rewrites_the_same_leaf(store: Store) -> None:
+    leaf = make_leaf("the same memory", source="notes.md")
+    store.put_leaf(leaf)
+    generation = store.generation
+    store.put_leaf(make_leaf("the same memory", source="notes.md"))
+    assert store.count("leaf") == 1
+    assert len(list((store.path / "layer0" / "general").iterdir())) == 1
+    assert store.generation >= generation
+
+
+def test_rewriting_a_leaf_keeps_its_parent_and_its_correction(store: Store) -> None:
+    leaf = make_leaf("old fact")
+    store.put_leaf(leaf)
+    store.put_branch(Branch(node_id="N1-general-a", layer=1, domain="general", title="t", summary="s"))
+    store.set_parent([leaf.leaf_id], "N1-general-a")
+    store.annotate(leaf.leaf_id, outdated_by=Correction(by="L-general-0000-new", date="2026-01-01"))
+    store.put_leaf(make_leaf("old fact"))
+    back = store.read_leaf(leaf.leaf_id)
+    assert back.parent_id == "N1-general-a"
+    assert back.outdated_by is not None and back.outdated_by.by == "L-general-0000-new"
+
+
+def test_annotating_flags_outdated_and_restore_undoes_it(store: Store) -> None:
+    old = make_leaf("staging runs PostgreSQL 15", timestamp="2025-01-01")
+    new = make_leaf("staging moved to PostgreSQL 17", timestamp="2026-02-03")
+    store.put_leaves([old, new])
+    store.annotate(old.leaf_id, outdated_by=Correction(by=new.leaf_id, date="2026-02-03"))
+    assert store.entry(old.leaf_id).status == "outdated"  # type: ignore[union-attr]
+    assert [e.id for e in store.corrections_of(new.leaf_id)] == [old.leaf_id]
+    assert store.read_leaf(old.leaf_id).text == "staging runs PostgreSQL 15"
+    store.annotate(old.leaf_id, outdated_by=None)
+    assert store.entry(old.leaf_id).status == "active"  # type: ignore[union-attr]
+    assert store.corrections_of(new.leaf_id) == []
+
+
+def test_an_unknown_id_is_a_lookup_error_with_the_id(store: Store) -> None:
+    with pytest.raises(LeafNotFoundError, match="L-nope") as caught:
+        store.read_leaf("L-nope")
+    assert caught.value.leaf_id == "L-nope"
+    assert isinstance(caught.value, LookupError)
+    with pytest.raises(LeafNotFoundError):
+        store.annotate("L-nope", outdated_by=None)
+    with pytest.raises(LeafNotFoundError):
+        store.forget("L-nope")
+
+
+def test_forget_deletes_the_leaf_its_index_rows_and_its_excerpt_in_the_parent(store: Store) -> None:
+    secret = make_leaf("my token is hunter2 oops", position=1)
+    keep = make_leaf("keep this one", position=2)
+    store.put_leaves([secret, keep])
+    refs = tuple(
+        ChildRef(id=x.leaf_id, kind="leaf", title=x.text, excerpt=x.text) for x in (secret, keep)
+    )
+    store.put_branch(
+        Branch(node_id="N1-general-b", layer=1, domain="general", title="t", summary="s",
+               children=refs, leaf_count=2)
+    )
+    store.set_parent([secret.leaf_id, keep.leaf_id], "N1-general-b")
+    gone = store.forget(secret.leaf_id)
+    assert gone.id == secret.leaf_id
+    assert not (store.path / gone.path).exists()
+    assert store.entry(secret.leaf_id) is None
+    assert store.candidates("hunter2") == []
+    branch = store.read_branch("N1-general-b")
+    assert [c.id for c in branch.children] == [keep.leaf_id]
+    assert "hunter2" not in (store.path / "layers/1/N1-general-b.json").read_text()
+    assert store.stats().unreachable == 0
+
+
+def test_forgetting_a_correction_restores_what_it_had_outdated(store: Store) -> None:
+    old, new = make_leaf("v1", position=1), make_leaf("v2", position=2)
+    store.put_leaves([old, new])
+    store.annotate(old.leaf_id, outdated_by=Correction(by=new.leaf_id, date="2026-01-01"))
+    store.forget(new.leaf_id)
+    assert store.read_leaf(old.leaf_id).outdated_by is None
+
+
+# ------------------------------------------------------------------ branches and the trunk
+def _two_level(store: Store) -> list[str]:
+    leaves = [make_leaf(f"note {i} about falcon", position=i, domain="projects") for i in range(4)]
+    store.put_leaves(leaves)
+    ids = [x.leaf_id for x in leaves]
+    store.put_branch(Branch(node_id="N1-projects-a", layer=1, domain="projects", title="a", summary="first two"))
+    store.set_parent(ids[:2], "N1-projects-a")
+    store.put_branch(Branch(node_id="N1-projects-b", layer=1, domain="projects", title="b", summary="last two"))
+    store.set_parent(ids[2:], "N1-projects-b")
+    store.put_branch(Branch(node_id="N2-projects-top", layer=2, domain="projects", title="top", summary="all"))
+    store.set_parent(["N1-projects-a", "N1-projects-b"], "N2-projects-top")
+    return ids
+
+
+def test_the_catalog_answers_children_paths_and_loose_items(store: Store) -> None:
+    ids = _two_level(store)
+    assert [e.id for e in store.children("N1-projects-a")] == sorted(ids[:2], key=lambda i: (store.entry(i).timestamp, i))  # type: ignore[union-attr]
+    assert store.path_to(ids[3]) == ["N2-projects-top", "N1-projects-b", ids[3]]
+    assert [e.id for e in store.unparented()] == ["N2-projects-top"]
+    assert store.unparented(layer=0) == []
+    assert store.read_leaf(ids[0]).parent_id == "N1-projects-a"
+    stats = store.stats()
+    assert (stats.leaves, stats.branches, stats.depth, stats.unreachable) == (4, 3, 2, 0)
+    assert stats.unconsolidated == 0
+
+
+def test_the_trunk_references_everything_without_a_parent(store: Store) -> None:
+    _two_level(store)
+    loose = make_leaf("not consolidated yet", domain="personal")
+    store.put_leaf(loose)
+    root = store.refresh_root()
+    assert set(root.top_ids) == {"N2-projects-top", loose.leaf_id}
+    on_disk = json.loads((store.path / "root.json").read_text())
+    assert on_disk["domains"]["personal"]["top"] == [loose.leaf_id]
+    assert store.read_root().top_ids == root.top_ids
+
+
+def test_an_item_under_a_missing_branch_counts_as_unreachable(store: Store) -> None:
+    leaf = make_leaf("orphan")
+    store.put_leaf(leaf.evolve(parent_id="N1-general-gone"))
+    assert store.stats().unreachable == 1
+
+
+def test_removing_a_branch_returns_its_children_to_the_trunk(store: Store) -> None:
+    ids = _two_level(store)
+    store.remove_branch("N1-projects-a")
+    assert {e.id for e in store.unparented()} == {"N2-projects-top", ids[0], ids[1]}
+    assert store.stats().unreachable == 0
+    assert store.count("leaf") == 4
+
+
+# ------------------------------------------------------------------ full-text candidates
+def test_candidates_use_global_frequencies_and_field_weights(store: Store) -> None:
+    store.put_leaves(
+        [
+            make_leaf("the deploy pipeline uses Jenkins", position=1, extra={"title": "CI notes"}),
+            make_leaf("Jenkins", position=2, extra={"title": "Jenkins upgrade plan"}),
+            make_leaf("deploy deploy deploy", position=3),
+        ]
+    )
+    ranked = store.candidates("jenkins upgrade")
+    assert ranked[0].entry.title == "Jenkins upgrade plan"
+    assert set(ranked[0].matched) == {"jenkin", "upgrad"}
+    no_title = FieldWeights(title=0.0, keywords=0.0, tags=0.0, text=1.0)
+    flat = {c.entry.title: c.score for c in store.candidates("jenkins upgrade", weights=no_title)}
+    assert flat["Jenkins upgrade plan"] < ranked[0].score
+    df = store.document_frequencies(terms("jenkins deploy missing"))
+    assert df == {"jenkin": 2, "deploy": 2, "miss": 0}
+
+
+def test_stemming_lets_decide_find_decided(store: Store) -> None:
+    store.put_leaf(make_leaf("We decided to drop Redis for the session cache"))
+    assert store.candidates("why did we decide about redis")[0].entry.excerpt.startswith("We decided")
+
+
+def test_candidates_filter_by_domain_project_kind_and_source(store: Store) -> None:
+    store.put_leaves(
+        [
+            make_leaf("staging host db01", domain="software.infra", project="falcon", source="src/a.py", position=1),
+            make_leaf("staging host db02", domain="software.infra", project="hawk", source="tests/b.py", position=2),
+            make_leaf("staging cat", domain="personal", position=3),
+        ]
+    )
+    assert {c.entry.project for c in store.candidates("staging", domain="software")} == {"falcon", "hawk"}
+    assert [c.entry.project for c in store.candidates("staging", project="hawk")] == ["hawk"]
+    assert [c.entry.source for c in store.candidates("staging", source_prefix="src/")] == ["src/a.py"]
+    assert store.candidates("staging", kinds=("branch",)) == []
+    assert store.candidates("") == []
+    assert store.candidates("the of and") == []
+
+
+def test_accents_and_case_do_not_matter_in_search(store: Store) -> None:
+    store.put_leaf(make_leaf("La migración a PostgreSQL terminó en marzo"))
+    assert store.candidates("MIGRACION postgresql")
+
+
+# ------------------------------------------------------------------ rebuild and recovery
+def test_rebuild_from_the_files_gives_the_same_catalog_and_answers(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "m")
+    for i in range(300):
+        store.put_leaf(make_leaf(f"memory {i} about host{i % 17} and project{i % 5}", position=i,
+                                 domain=("infra", "personal", "decisions")[i % 3]))
+        if i % 10 == 9:
+            store.annotate(make_leaf(f"memory {i - 1} about host{(i - 1) % 17} and project{(i - 1) % 5}",
+                                     position=i - 1, domain=("infra", "personal", "decisions")[(i - 1) % 3]).leaf_id,
+                           outdated_by=Correction(by="L-x-0000-1", date="2026-01-01"))
+        if i % 50 == 49:
+            store.forget(make_leaf(f"memory {i - 2} about host{(i - 2) % 17} and project{(i - 2) % 5}",
+                                   position=i - 2, domain=("infra", "personal", "decisions")[(i - 2) % 3]).leaf_id)
+    before = (_catalog(store), _answers(store, "host3 project2"), _answers(store, "memory 42"))
+    report = store.rebuild()
+    assert report.problems == ()
+    assert (_catalog(store), _answers(store, "host3 project2"), _answers(store, "memory 42")) == before
+    store.close()
+    shutil.rmtree(tmp_path / "m" / "state")
+    reopened = Store.open(tmp_path / "m")
+    assert (_catalog(reopened), _answers(reopened, "host3 project2"), _answers(reopened, "memory 42")) == before
+
+
+def test_a_damaged_index_is_rebuilt_on_open_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store, leaves = store_with(tmp_path / "m", ["alpha fact", "beta fact"])
+    store.close()
+    db = tmp_path / "m" / "state" / "index.sqlite3"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    with caplog.at_level(logging.WARNING):
+        reopened = Store.open(tmp_path / "m")
+    assert "rebuilding" in caplog.text
+    assert reopened.read_leaf(leaves[1].leaf_id).text == "beta fact"
+    assert reopened.candidates("beta")[0].entry.id == leaves[1].leaf_id
+
+
+def test_a_malformed_leaf_is_reported_by_path_and_skipped(tmp_path: Path) -> None:
+    store, leaves = store_with(tmp_path / "m", ["good one"])
+    bad = tmp_path / "m" / "layer0" / "general" / "L-general-0009-broken.txt"
+    bad.write_text("<<<IHMT-META\n{broken\nIHMT-META>>>\nstill my words")
+    report = store.rebuild()
+    assert [p.path for p in report.problems] == ["layer0/general/L-general-0009-broken.txt"]
+    assert "unreadable leaf header" in report.problems[0].reason
+    assert bad.read_text().endswith("still my words")
+    assert store.count("leaf") == 1
+
+
+def test_a_dead_writers_journal_is_redone_from_the_files(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "m")
+    leaf = make_leaf("written but never indexed")
+    rel = store.leaf_path(leaf.leaf_id, leaf.domain)
+    store.close()
+    from ihmt_store._files import leaf_bytes
+
+    (tmp_path / "m" / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "m" / rel).write_bytes(leaf_bytes(leaf))
+    stray = tmp_path / "m" / "layer0" / "general" / f".{leaf.leaf_id}.txt.123-ab.ihmt-tmp"
+    stray.write_bytes(b"half")
+    (tmp_path / "m" / "state" / "journal").write_text(rel + "\nlayer0/general/L-general-0000-vanished.txt\n")
+    reopened = Store.open(tmp_path / "m")
+    assert reopened.read_leaf(leaf.leaf_id).text == "written but never indexed"
+    assert not stray.exists()
+    assert not (tmp_path / "m" / "state" / "journal").exists()
+    assert (tmp_path / "m" / rel).exists()
+
+
+def test_readers_see_another_writers_commits_without_reopening(tmp_path: Path) -> None:
+    writer = Store.create(tmp_path / "m")
+    reader = Store.open(tmp_path / "m")
+    assert reader.candidates("kiwi") == []
+    leaf = make_leaf("kiwi is the release codename")
+    writer.put_leaf(leaf)
+    assert reader.candidates("kiwi")[0].entry.id == leaf.leaf_id
+    assert reader.read_leaf(leaf.leaf_id).text == leaf.text
+
+
+def test_the_store_folder_is_relocatable(tmp_path: Path) -> None:
+    store, leaves = store_with(tmp_path / "m", ["portable memory"])
+    store.close()
+    shutil.copytree(tmp_path / "m", tmp_path / "elsewhere" / "m")
+    shutil.rmtree(tmp_path / "m")
+    moved = Store.open(tmp_path / "elsewhere" / "m")
+    assert moved.read_leaf(leaves[0].leaf_id).text == "portable memory"
+    for path in (tmp_path / "elsewhere" / "m").rglob("*.json"):
+        assert str(tmp_path) not in path.read_text()
+    with sqlite3.connect(tmp_path / "elsewhere" / "m" / "state" / "index.sqlite3") as conn:
+        paths = [row[0] for row in conn.execute("SELECT path FROM items")]
+    assert all(not os.path.isabs(p) for p in paths)
+
+
+def test_a_failed_batch_keeps_every_file_already_written(store: Store) -> None:
+    first = make_leaf("first of the batch", position=1)
+    with pytest.raises(RuntimeError, match="boom"), store.batch():
+        store.put_leaf(first)
+        raise RuntimeError("boom")
+    assert store.read_leaf(first.leaf_id).text == "first of the batch"
+    assert not (store.path / "state" / "journal").exists()
+
+
+def test_state_files_of_sibling_packages_stay_inside_state(store: Store) -> None:
+    assert store.state_file("facts.sqlite3") == store.path / "state" / "facts.sqlite3"
+    with pytest.raises(ValueError, match="invalid state file"):
+        store.state_file("../root.json")
+    with pytest.raises(ValueError, match="invalid state file"):
+        store.state_file("index.sqlite3")
+
+
+def test_update_config_validates_and_persists(store: Store) -> None:
+    store.update_config(branch_factor=5)
+    assert Store.open(store.path).config.branch_factor == 5
+    with pytest.raises(ValueError, match="branch_factor must be int"):
+        store.update_config(branch_factor="x")
+
+
+def test_io_counters_count_files_and_bytes_read(store: Store) -> None:
+    leaf = make_leaf("count me")
+    store.put_leaf(leaf)
+    before = store.io.snapshot()
+    store.read_leaf(leaf.leaf_id)
+    assert store.io.files_read == before.files_read + 1
+    assert store.io.bytes_read - before.bytes_read == store.entry(leaf.leaf_id).size  # type: ignore[union-attr]
