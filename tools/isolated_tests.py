@@ -48,7 +48,9 @@ def _local_deps(name: str, metas: dict[str, dict[str, object]]) -> list[str]:
 
 
 def main() -> int:
-    package_dirs = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+    package_dirs = sorted(
+        p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()
+    )
     metas: dict[str, dict[str, object]] = {}
     dirs: dict[str, Path] = {}
     for folder in package_dirs:
@@ -66,7 +68,13 @@ def main() -> int:
             if not (folder / "tests").is_dir():
                 continue
             venv = Path(tmp) / f"venv-{name}"
-            _uv("venv", "--quiet", "--python", f"{sys.version_info.major}.{sys.version_info.minor}", str(venv))
+            _uv(
+                "venv",
+                "--quiet",
+                "--python",
+                f"{sys.version_info.major}.{sys.version_info.minor}",
+                str(venv),
+            )
             python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
             wheels = []
             for dep in _local_deps(name, metas):
@@ -77,11 +85,31 @@ def main() -> int:
                 wheels.append(str(found[-1]))
             groups = metas[name].get("dependency-groups", {})
             extra = list(groups.get("test", [])) if isinstance(groups, dict) else []
-            _uv("pip", "install", "--quiet", "--python", str(python), *wheels, *BASE_TEST_DEPS, *extra)
+            _uv(
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                str(python),
+                *wheels,
+                *BASE_TEST_DEPS,
+                *extra,
+            )
             print(f"== {name}: tests against its wheel alone", flush=True)
             result = subprocess.run(
-                [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
-                 "-c", str(ROOT / "pyproject.toml"), str(folder / "tests")],
+                [
+                    str(python),
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "--rootdir",
+                    str(ROOT),
+                    "-c",
+                    str(ROOT / "pyproject.toml"),
+                    str(folder / "tests"),
+                ],
                 cwd=tmp,
             )
             if result.returncode != 0:

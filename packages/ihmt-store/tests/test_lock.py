@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from ihmt_store import LockTimeoutError, Store, StoreIOError
 from ihmt_store.testing import make_leaf
 
@@ -92,7 +91,10 @@ def test_a_write_the_disk_refuses_is_a_clear_error_and_loses_nothing(tmp_path: P
     store.put_leaf(kept)
     out = subprocess.run(
         [sys.executable, "-c", FULL_DISK, str(tmp_path / "m")],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert out.stdout.startswith("refused:"), out.stdout + out.stderr
     assert "Traceback" not in out.stderr

@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from ihmt_store import (
     HEADER_END,
     HEADER_START,
@@ -32,9 +31,15 @@ def test_leaf_ids_are_deterministic_in_domain_source_position_and_content() -> N
     b = leaf_id_for(domain="personal", source="journal.txt", position=3, text="Moved to Valencia")
     assert a == b
     assert a.startswith("L-personal-0003-")
-    assert a != leaf_id_for(domain="personal", source="journal.txt", position=4, text="Moved to Valencia")
-    assert a != leaf_id_for(domain="personal", source="other.txt", position=3, text="Moved to Valencia")
-    assert a != leaf_id_for(domain="personal", source="journal.txt", position=3, text="Moved to Madrid")
+    assert a != leaf_id_for(
+        domain="personal", source="journal.txt", position=4, text="Moved to Valencia"
+    )
+    assert a != leaf_id_for(
+        domain="personal", source="other.txt", position=3, text="Moved to Valencia"
+    )
+    assert a != leaf_id_for(
+        domain="personal", source="journal.txt", position=3, text="Moved to Madrid"
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +125,7 @@ def test_the_header_carries_the_checksum_of_the_text() -> None:
     ("data", "message"),
     [
         (b"plain text, no header", "no <<<IHMT-META header"),
-        (b"<<<IHMT-META\n{\"leaf_id\": 1\n", "not closed"),
+        (b'<<<IHMT-META\n{"leaf_id": 1\n', "not closed"),
         (b"<<<IHMT-META\n{not json}\nIHMT-META>>>\ntext", "unreadable leaf header"),
         (b"<<<IHMT-META\n[]\nIHMT-META>>>\ntext", "not a JSON object"),
         (b'<<<IHMT-META\n{"leaf_id": "L-x"}\nIHMT-META>>>\ntext', "lacks"),

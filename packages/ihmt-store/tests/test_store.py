@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from ihmt_store import (
     Branch,
     ChildRef,
@@ -31,15 +30,29 @@ def _answers(store: Store, query: str) -> list[tuple[str, float]]:
 
 def _catalog(store: Store) -> list[tuple[object, ...]]:
     return [
-        (e.id, e.kind, e.layer, e.domain, e.project, e.parent_id, e.path, e.timestamp, e.status,
-         e.outdated_by, e.source, e.title, e.tags, e.size)
+        (
+            e.id,
+            e.kind,
+            e.layer,
+            e.domain,
+            e.project,
+            e.parent_id,
+            e.path,
+            e.timestamp,
+            e.status,
+            e.outdated_by,
+            e.source,
+            e.title,
+            e.tags,
+            e.size,
+        )
         for e in store.iter_entries()
     ]
 
 
 # ------------------------------------------------------------------ creating and opening
 def test_a_new_store_has_the_documented_layout(tmp_path: Path) -> None:
-    store = Store.create(tmp_path / "m", StoreConfig(branch_factor=4))
+    Store.create(tmp_path / "m", StoreConfig(branch_factor=4))
     for name in ("ihmt.config.json", "root.json", "layer0", "layers", "state/index.sqlite3"):
         assert (tmp_path / "m" / name).exists(), name
     config = json.loads((tmp_path / "m" / "ihmt.config.json").read_text())
@@ -107,7 +120,9 @@ def test_a_malformed_config_is_a_clear_error_naming_the_file(
 
 # ------------------------------------------------------------------ leaves
 def test_a_saved_leaf_reads_back_exactly(store: Store) -> None:
-    leaf = make_leaf("Decided: Pulumi for the falcon scheduler\r\nbecause of typed stacks", domain="decisions")
+    leaf = make_leaf(
+        "Decided: Pulumi for the falcon scheduler\r\nbecause of typed stacks", domain="decisions"
+    )
     store.put_leaf(leaf)
     assert store.read_leaf(leaf.leaf_id) == leaf
     entry = store.entry(leaf.leaf_id)
@@ -129,7 +144,9 @@ def test_reingesting_an_unchanged_leaf_rewrites_the_same_leaf(store: Store) -> N
 def test_rewriting_a_leaf_keeps_its_parent_and_its_correction(store: Store) -> None:
     leaf = make_leaf("old fact")
     store.put_leaf(leaf)
-    store.put_branch(Branch(node_id="N1-general-a", layer=1, domain="general", title="t", summary="s"))
+    store.put_branch(
+        Branch(node_id="N1-general-a", layer=1, domain="general", title="t", summary="s")
+    )
     store.set_parent([leaf.leaf_id], "N1-general-a")
     store.annotate(leaf.leaf_id, outdated_by=Correction(by="L-general-0000-new", date="2026-01-01"))
     store.put_leaf(make_leaf("old fact"))
@@ -170,8 +187,15 @@ def test_forget_deletes_the_leaf_its_index_rows_and_its_excerpt_in_the_parent(st
         ChildRef(id=x.leaf_id, kind="leaf", title=x.text, excerpt=x.text) for x in (secret, keep)
     )
     store.put_branch(
-        Branch(node_id="N1-general-b", layer=1, domain="general", title="t", summary="s",
-               children=refs, leaf_count=2)
+        Branch(
+            node_id="N1-general-b",
+            layer=1,
+            domain="general",
+            title="t",
+            summary="s",
+            children=refs,
+            leaf_count=2,
+        )
     )
     store.set_parent([secret.leaf_id, keep.leaf_id], "N1-general-b")
     gone = store.forget(secret.leaf_id)
@@ -198,18 +222,26 @@ def _two_level(store: Store) -> list[str]:
     leaves = [make_leaf(f"note {i} about falcon", position=i, domain="projects") for i in range(4)]
     store.put_leaves(leaves)
     ids = [x.leaf_id for x in leaves]
-    store.put_branch(Branch(node_id="N1-projects-a", layer=1, domain="projects", title="a", summary="first two"))
+    store.put_branch(
+        Branch(node_id="N1-projects-a", layer=1, domain="projects", title="a", summary="first two")
+    )
     store.set_parent(ids[:2], "N1-projects-a")
-    store.put_branch(Branch(node_id="N1-projects-b", layer=1, domain="projects", title="b", summary="last two"))
+    store.put_branch(
+        Branch(node_id="N1-projects-b", layer=1, domain="projects", title="b", summary="last two")
+    )
     store.set_parent(ids[2:], "N1-projects-b")
-    store.put_branch(Branch(node_id="N2-projects-top", layer=2, domain="projects", title="top", summary="all"))
+    store.put_branch(
+        Branch(node_id="N2-projects-top", layer=2, domain="projects", title="top", summary="all")
+    )
     store.set_parent(["N1-projects-a", "N1-projects-b"], "N2-projects-top")
     return ids
 
 
 def test_the_catalog_answers_children_paths_and_loose_items(store: Store) -> None:
     ids = _two_level(store)
-    assert [e.id for e in store.children("N1-projects-a")] == sorted(ids[:2], key=lambda i: (store.entry(i).timestamp, i))  # type: ignore[union-attr]
+    assert [e.id for e in store.children("N1-projects-a")] == sorted(
+        ids[:2], key=lambda i: (store.entry(i).timestamp, i)
+    )  # type: ignore[union-attr]
     assert store.path_to(ids[3]) == ["N2-projects-top", "N1-projects-b", ids[3]]
     assert [e.id for e in store.unparented()] == ["N2-projects-top"]
     assert store.unparented(layer=0) == []
@@ -265,20 +297,39 @@ def test_candidates_use_global_frequencies_and_field_weights(store: Store) -> No
 
 def test_stemming_lets_decide_find_decided(store: Store) -> None:
     store.put_leaf(make_leaf("We decided to drop Redis for the session cache"))
-    assert store.candidates("why did we decide about redis")[0].entry.excerpt.startswith("We decided")
+    assert store.candidates("why did we decide about redis")[0].entry.excerpt.startswith(
+        "We decided"
+    )
 
 
 def test_candidates_filter_by_domain_project_kind_and_source(store: Store) -> None:
     store.put_leaves(
         [
-            make_leaf("staging host db01", domain="software.infra", project="falcon", source="src/a.py", position=1),
-            make_leaf("staging host db02", domain="software.infra", project="hawk", source="tests/b.py", position=2),
+            make_leaf(
+                "staging host db01",
+                domain="software.infra",
+                project="falcon",
+                source="src/a.py",
+                position=1,
+            ),
+            make_leaf(
+                "staging host db02",
+                domain="software.infra",
+                project="hawk",
+                source="tests/b.py",
+                position=2,
+            ),
             make_leaf("staging cat", domain="personal", position=3),
         ]
     )
-    assert {c.entry.project for c in store.candidates("staging", domain="software")} == {"falcon", "hawk"}
+    assert {c.entry.project for c in store.candidates("staging", domain="software")} == {
+        "falcon",
+        "hawk",
+    }
     assert [c.entry.project for c in store.candidates("staging", project="hawk")] == ["hawk"]
-    assert [c.entry.source for c in store.candidates("staging", source_prefix="src/")] == ["src/a.py"]
+    assert [c.entry.source for c in store.candidates("staging", source_prefix="src/")] == [
+        "src/a.py"
+    ]
     assert store.candidates("staging", kinds=("branch",)) == []
     assert store.candidates("") == []
     assert store.candidates("the of and") == []
@@ -293,23 +344,46 @@ def test_accents_and_case_do_not_matter_in_search(store: Store) -> None:
 def test_rebuild_from_the_files_gives_the_same_catalog_and_answers(tmp_path: Path) -> None:
     store = Store.create(tmp_path / "m")
     for i in range(300):
-        store.put_leaf(make_leaf(f"memory {i} about host{i % 17} and project{i % 5}", position=i,
-                                 domain=("infra", "personal", "decisions")[i % 3]))
+        store.put_leaf(
+            make_leaf(
+                f"memory {i} about host{i % 17} and project{i % 5}",
+                position=i,
+                domain=("infra", "personal", "decisions")[i % 3],
+            )
+        )
         if i % 10 == 9:
-            store.annotate(make_leaf(f"memory {i - 1} about host{(i - 1) % 17} and project{(i - 1) % 5}",
-                                     position=i - 1, domain=("infra", "personal", "decisions")[(i - 1) % 3]).leaf_id,
-                           outdated_by=Correction(by="L-x-0000-1", date="2026-01-01"))
+            store.annotate(
+                make_leaf(
+                    f"memory {i - 1} about host{(i - 1) % 17} and project{(i - 1) % 5}",
+                    position=i - 1,
+                    domain=("infra", "personal", "decisions")[(i - 1) % 3],
+                ).leaf_id,
+                outdated_by=Correction(by="L-x-0000-1", date="2026-01-01"),
+            )
         if i % 50 == 49:
-            store.forget(make_leaf(f"memory {i - 2} about host{(i - 2) % 17} and project{(i - 2) % 5}",
-                                   position=i - 2, domain=("infra", "personal", "decisions")[(i - 2) % 3]).leaf_id)
+            store.forget(
+                make_leaf(
+                    f"memory {i - 2} about host{(i - 2) % 17} and project{(i - 2) % 5}",
+                    position=i - 2,
+                    domain=("infra", "personal", "decisions")[(i - 2) % 3],
+                ).leaf_id
+            )
     before = (_catalog(store), _answers(store, "host3 project2"), _answers(store, "memory 42"))
     report = store.rebuild()
     assert report.problems == ()
-    assert (_catalog(store), _answers(store, "host3 project2"), _answers(store, "memory 42")) == before
+    assert (
+        _catalog(store),
+        _answers(store, "host3 project2"),
+        _answers(store, "memory 42"),
+    ) == before
     store.close()
     shutil.rmtree(tmp_path / "m" / "state")
     reopened = Store.open(tmp_path / "m")
-    assert (_catalog(reopened), _answers(reopened, "host3 project2"), _answers(reopened, "memory 42")) == before
+    assert (
+        _catalog(reopened),
+        _answers(reopened, "host3 project2"),
+        _answers(reopened, "memory 42"),
+    ) == before
 
 
 def test_a_damaged_index_is_rebuilt_on_open_with_a_warning(
@@ -329,7 +403,7 @@ def test_a_damaged_index_is_rebuilt_on_open_with_a_warning(
 
 
 def test_a_malformed_leaf_is_reported_by_path_and_skipped(tmp_path: Path) -> None:
-    store, leaves = store_with(tmp_path / "m", ["good one"])
+    store, _ = store_with(tmp_path / "m", ["good one"])
     bad = tmp_path / "m" / "layer0" / "general" / "L-general-0009-broken.txt"
     bad.write_text("<<<IHMT-META\n{broken\nIHMT-META>>>\nstill my words")
     report = store.rebuild()
@@ -350,7 +424,9 @@ def test_a_dead_writers_journal_is_redone_from_the_files(tmp_path: Path) -> None
     (tmp_path / "m" / rel).write_bytes(leaf_bytes(leaf))
     stray = tmp_path / "m" / "layer0" / "general" / f".{leaf.leaf_id}.txt.123-ab.ihmt-tmp"
     stray.write_bytes(b"half")
-    (tmp_path / "m" / "state" / "journal").write_text(rel + "\nlayer0/general/L-general-0000-vanished.txt\n")
+    (tmp_path / "m" / "state" / "journal").write_text(
+        rel + "\nlayer0/general/L-general-0000-vanished.txt\n"
+    )
     reopened = Store.open(tmp_path / "m")
     assert reopened.read_leaf(leaf.leaf_id).text == "written but never indexed"
     assert not stray.exists()
@@ -384,9 +460,14 @@ def test_the_store_folder_is_relocatable(tmp_path: Path) -> None:
 
 def test_a_failed_batch_keeps_every_file_already_written(store: Store) -> None:
     first = make_leaf("first of the batch", position=1)
-    with pytest.raises(RuntimeError, match="boom"), store.batch():
-        store.put_leaf(first)
-        raise RuntimeError("boom")
+
+    def failing_batch() -> None:
+        with store.batch():
+            store.put_leaf(first)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        failing_batch()
     assert store.read_leaf(first.leaf_id).text == "first of the batch"
     assert not (store.path / "state" / "journal").exists()
 
@@ -413,3 +494,34 @@ def test_io_counters_count_files_and_bytes_read(store: Store) -> None:
     store.read_leaf(leaf.leaf_id)
     assert store.io.files_read == before.files_read + 1
     assert store.io.bytes_read - before.bytes_read == store.entry(leaf.leaf_id).size  # type: ignore[union-attr]
+
+
+def test_the_fast_candidate_path_returns_the_true_bm25_top(tmp_path: Path) -> None:
+    """Scoring only the documents of the rarest terms (MaxScore) must not change the top."""
+    import random
+    import sqlite3 as sql
+
+    rng = random.Random(5)
+    words = ["falcon", "hawk", "staging", "postgres", "redis", "deploy", "luis", "ana", "billing"]
+    store = Store.create(tmp_path / "m")
+    with store.batch():
+        store.put_leaves(
+            make_leaf(" ".join(rng.choices(words, k=rng.randint(3, 12))) + f" code{i}", position=i)
+            for i in range(3000)
+        )
+    conn = sql.connect(store.path / "state" / "index.sqlite3")
+    queries = [
+        f"{rng.choice(words)} {rng.choice(words)} code{rng.randrange(3000)}" for _ in range(25)
+    ]
+    queries += ["falcon staging", "luis", "postgres redis deploy billing"]
+    for query in queries:
+        got = [(c.entry.id, round(c.score, 9)) for c in store.candidates(query, limit=10, exact=10)]
+        match = " OR ".join(f'"{t}"' for t in dict.fromkeys(terms(query)))
+        want = conn.execute(
+            "SELECT items.id, ROUND(-bm25(fts, 3.0, 2.0, 1.5, 1.0), 9) FROM fts "
+            "JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ? "
+            "ORDER BY bm25(fts, 3.0, 2.0, 1.5, 1.0), items.id LIMIT 10",
+            (match,),
+        ).fetchall()
+        assert got == [tuple(row) for row in want], query
+    conn.close()

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ihmt_store import STOP_WORDS, estimate_tokens, fold, stem, terms
 
 
@@ -47,7 +46,7 @@ def test_stop_words_in_english_and_spanish_are_dropped() -> None:
         ("policy", "policies"),
         ("host", "hosts"),
         ("instalación", "instalaciones"),
-        ("rápidamente", "rápida") ,
+        ("rápidamente", "rápida"),
     ],
 )
 def test_light_stemming_joins_word_forms(a: str, b: str) -> None:
@@ -57,7 +56,7 @@ def test_light_stemming_joins_word_forms(a: str, b: str) -> None:
 def test_short_words_and_numbers_are_not_stemmed() -> None:
     assert stem("use") == "use"
     assert stem("2024") == "2024"
-    assert terms("PostgreSQL 17") [-1] == "17"
+    assert terms("PostgreSQL 17")[-1] == "17"
 
 
 def test_non_latin_scripts_survive() -> None:

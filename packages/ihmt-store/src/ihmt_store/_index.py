@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,9 +21,9 @@ from ihmt_store._text import estimate_tokens, terms
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Candidate", "Entry", "FieldWeights", "Index", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -50,7 +51,8 @@ CREATE TABLE IF NOT EXISTS items(
     tags TEXT NOT NULL,
     leaf_count INTEGER NOT NULL,
     size INTEGER NOT NULL,
-    tokens INTEGER NOT NULL
+    tokens INTEGER NOT NULL,
+    indexed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS items_parent ON items(parent_id);
 CREATE INDEX IF NOT EXISTS items_loose ON items(layer, domain, timestamp) WHERE parent_id IS NULL;
@@ -260,7 +262,8 @@ class Index:
         """Create the tables if missing and stamp the schema version."""
         self.conn.executescript(_SCHEMA)
         self.conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0')",
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0'), "
+            "('indexed_tokens', '0')",
             (str(SCHEMA_VERSION),),
         )
 
@@ -304,30 +307,45 @@ class Index:
     # ---------------------------------------------------------------- writes
     def upsert(self, row: tuple[Any, ...], fields: tuple[str, ...]) -> None:
         """Insert or replace one item and its full-text fields."""
-        cur = self.conn.execute("SELECT rowid FROM items WHERE id = ?", (row[0],))
+        indexed = sum(len(f.split()) for f in fields)
+        cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row[0],))
         found = cur.fetchone()
         if found is not None:
             rowid = found[0]
+            self._add_tokens(indexed - found[1])
             self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             self.conn.execute(
-                f"UPDATE items SET ({_COLUMNS}) = ({', '.join('?' * len(row))}) WHERE rowid = ?",
-                (*row, rowid),
+                f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(row) + 1))}) "
+                "WHERE rowid = ?",
+                (*row, indexed, rowid),
             )
         else:
+            marks = ", ".join("?" * (len(row) + 1))
             cur = self.conn.execute(
-                f"INSERT INTO items({_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row
+                f"INSERT INTO items({_COLUMNS}, indexed) VALUES ({marks})", (*row, indexed)
             )
             rowid = cur.lastrowid
+            self._add_tokens(indexed)
         self.conn.execute(
             "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
             (rowid, *fields),
         )
 
+    def _add_tokens(self, delta: int) -> None:
+        if delta:
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'indexed_tokens'",
+                (delta,),
+            )
+
     def delete(self, item_id: str) -> bool:
         """Remove one item and its full-text row; True if it was there."""
-        found = self.conn.execute("SELECT rowid FROM items WHERE id = ?", (item_id,)).fetchone()
+        found = self.conn.execute(
+            "SELECT rowid, indexed FROM items WHERE id = ?", (item_id,)
+        ).fetchone()
         if found is None:
             return False
+        self._add_tokens(-found[1])
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
         self.conn.execute("DELETE FROM items WHERE rowid = ?", (found[0],))
         return True
@@ -336,12 +354,11 @@ class Index:
         """Drop every item (inside the caller's transaction)."""
         self.conn.execute("DELETE FROM items")
         self.conn.execute("DELETE FROM fts")
+        self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
 
     # ---------------------------------------------------------------- reads
     def get(self, item_id: str) -> Entry | None:
-        row = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM items WHERE id = ?", (item_id,)
-        ).fetchone()
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
         return Entry._from_row(row) if row else None
 
     def get_many(self, ids: Sequence[str]) -> dict[str, Entry]:
@@ -421,9 +438,9 @@ class Index:
         loose_leaves = conn.execute(
             "SELECT COUNT(*) FROM items WHERE kind = 'leaf' AND parent_id IS NULL"
         ).fetchone()[0]
-        outdated = conn.execute(
-            "SELECT COUNT(*) FROM items WHERE status = 'outdated'"
-        ).fetchone()[0]
+        outdated = conn.execute("SELECT COUNT(*) FROM items WHERE status = 'outdated'").fetchone()[
+            0
+        ]
         dangling = conn.execute(
             "SELECT COUNT(*) FROM items a WHERE a.parent_id IS NOT NULL AND NOT EXISTS "
             "(SELECT 1 FROM items b WHERE b.id = a.parent_id)"
@@ -445,10 +462,11 @@ class Index:
         if not unique:
             return {}
         out = dict.fromkeys(unique, 0)
-        for term in unique:
-            row = self.conn.execute("SELECT doc FROM fts_terms WHERE term = ?", (term,)).fetchone()
-            if row:
-                out[term] = row[0]
+        marks = ", ".join("?" * len(unique))
+        for term, docs in self.conn.execute(
+            f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", unique
+        ):
+            out[term] = docs
         return out
 
     def total_items(self) -> int:
@@ -465,19 +483,155 @@ class Index:
         project: str | None,
         source_prefix: str | None,
         ids: Sequence[str] | None = None,
-    ) -> list[tuple[Entry, float, str]]:
-        """Rank items by BM25 over the four fields; return (entry, score, body terms)."""
+        exact: int = 10,
+    ) -> list[tuple[Entry, float, frozenset[str]]]:
+        """Rank items by BM25 over the four fields; return (entry, score, terms present).
+
+        Scores are FTS5's ``bm25()`` (BM25F: field-weighted term frequency, k1 = 1.2,
+        b = 0.75, IDF floored at 1e-6), computed here for a small candidate set:
+
+        1. the rarest query terms, up to ``_RARE_BUDGET`` documents between them, pick
+           the documents that *must* be scored; each is scored exactly (when even the
+           rarest term is too common, step 3 runs straight away);
+        2. a document containing none of them can score at most
+           ``(k1 + 1) * sum(idf)`` of the other terms; every scored document above that
+           bound is certainly in its right place (MaxScore);
+        3. when fewer than ``exact`` results are certain, FTS5 ranks every match.
+
+        The first ``exact`` results are therefore always the true BM25 top; the rest
+        are the best of what was scored.
+        """
         unique = list(dict.fromkeys(t for t in query_terms if t))
         if not unique:
             return []
-        match = " OR ".join(f'"{t}"' for t in unique)
-        sql = (
-            f"SELECT {', '.join('items.' + c.strip() for c in _COLUMNS.split(','))}, "
-            "bm25(fts, ?, ?, ?, ?) AS rank, fts.title || ' ' || fts.keywords || ' ' || "
-            "fts.tags || ' ' || fts.body "
-            "FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
+        df = self.term_frequencies(unique)
+        present = sorted((t for t in unique if df.get(t)), key=lambda t: (df[t], t))
+        if not present:
+            return []
+        n_rows = self.total_items()
+        total_tokens = int(
+            self.conn.execute("SELECT value FROM meta WHERE key = 'indexed_tokens'").fetchone()[0]
         )
-        args: list[Any] = [weights.title, weights.keywords, weights.tags, weights.text, match]
+        avgdl = max(total_tokens / max(n_rows, 1), 1e-9)
+        idf = {t: max(math.log((n_rows - df[t] + 0.5) / (df[t] + 0.5)), 1e-6) for t in present}
+        rare: list[str] = []
+        budget = 0
+        for term in present:
+            if budget + df[term] > _RARE_BUDGET:
+                break
+            rare.append(term)
+            budget += df[term]
+        common = present[len(rare) :]
+        bound = (_K1 + 1) * sum(idf[t] for t in common)
+        want = set(kinds)
+
+        def keep(entry: Entry) -> bool:
+            if entry.kind not in want:
+                return False
+            if domain is not None and not (
+                entry.domain == domain or entry.domain.startswith(domain + ".")
+            ):
+                return False
+            if project is not None and entry.project != project:
+                return False
+            if source_prefix is not None and not entry.source.startswith(source_prefix):
+                return False
+            return ids is None or entry.id in id_set
+
+        id_set = frozenset(ids or ())
+        rowids = (
+            [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT rowid FROM fts WHERE fts MATCH ?", (_match(rare),)
+                )
+            ]
+            if rare
+            else []
+        )
+        scored = self._score_rows(rowids, present, idf, avgdl, weights, keep)
+        certain = sum(1 for _, score, _ in scored if score >= bound) if common else len(scored)
+        if certain < min(exact, limit) and common:
+            pool = self._ranked_rowids(
+                present, limit + exact, weights, kinds, domain, project, source_prefix, ids
+            )
+            seen = {e.id for e, _, _ in scored}
+            extra = self._score_rows(pool, present, idf, avgdl, weights, keep)
+            scored.extend(item for item in extra if item[0].id not in seen)
+            scored.sort(key=lambda item: (-item[1], item[0].id))
+        return scored[:limit]
+
+    def _score_rows(
+        self,
+        rowids: Sequence[int],
+        present: Sequence[str],
+        idf: dict[str, float],
+        avgdl: float,
+        weights: FieldWeights,
+        keep: Any,
+    ) -> list[tuple[Entry, float, frozenset[str]]]:
+        wanted = frozenset(present)
+        column_weights = (weights.title, weights.keywords, weights.tags, weights.text)
+        out: list[tuple[Entry, float, frozenset[str]]] = []
+        columns = ", ".join("items." + c.strip() for c in _COLUMNS.split(","))
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT {columns}, fts.title, fts.keywords, fts.tags, fts.body FROM items "
+                f"JOIN fts ON fts.rowid = items.rowid WHERE items.rowid IN ({marks})",
+                chunk,
+            ):
+                entry = Entry._from_row(row[:20])
+                if not keep(entry):
+                    continue
+                freq: dict[str, float] = {}
+                length = 0
+                for weight, text in zip(column_weights, row[20:24], strict=True):
+                    words = text.split()
+                    length += len(words)
+                    for word in words:
+                        if word in wanted:
+                            freq[word] = freq.get(word, 0.0) + weight
+                norm = _K1 * (1 - _B + _B * length / avgdl)
+                score = 0.0
+                for term, f in freq.items():
+                    score += idf[term] * f * (_K1 + 1) / (f + norm)
+                out.append((entry, score, frozenset(freq)))
+        out.sort(key=lambda item: (-item[1], item[0].id))
+        return out
+
+    def _ranked_rowids(
+        self,
+        present: Sequence[str],
+        pool: int,
+        weights: FieldWeights,
+        kinds: Sequence[str],
+        domain: str | None,
+        project: str | None,
+        source_prefix: str | None,
+        ids: Sequence[str] | None,
+    ) -> list[int]:
+        """FTS5's own ranking over every match: the exhaustive path."""
+        args: list[Any] = [
+            weights.title,
+            weights.keywords,
+            weights.tags,
+            weights.text,
+            _match(present),
+        ]
+        if (
+            domain is None
+            and project is None
+            and source_prefix is None
+            and ids is None
+            and set(kinds) >= {"leaf", "branch"}
+        ):
+            sql = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?, ?, ?) LIMIT ?"
+            args = [args[4], *args[:4], pool]
+            return [r[0] for r in self.conn.execute(sql, args)]
+        sql = "SELECT items.rowid FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
+        args = [args[4]]
         sql += f" AND items.kind IN ({', '.join('?' * len(kinds))})"
         args.extend(kinds)
         if domain is not None:
@@ -492,9 +646,16 @@ class Index:
         if ids is not None:
             sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
             args.extend(ids)
-        sql += " ORDER BY rank, items.id LIMIT ?"
-        args.append(limit)
-        out = []
-        for row in self.conn.execute(sql, args):
-            out.append((Entry._from_row(row[:20]), -float(row[20]), row[21]))
-        return out
+        sql += " ORDER BY bm25(fts, ?, ?, ?, ?) LIMIT ?"
+        args.extend([weights.title, weights.keywords, weights.tags, weights.text, pool])
+        return [r[0] for r in self.conn.execute(sql, args)]
+
+
+_K1 = 1.2
+_B = 0.75
+_RARE_BUDGET = 400
+"""Documents the rarest query terms may bring in before the rest count as common."""
+
+
+def _match(query_terms: Sequence[str]) -> str:
+    return " OR ".join(f'"{t}"' for t in query_terms)

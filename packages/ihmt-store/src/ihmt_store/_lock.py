@@ -78,7 +78,9 @@ class StoreLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreIOError(f"cannot open the lock file: {exc.strerror}", path=self.path) from exc
+            raise StoreIOError(
+                f"cannot open the lock file: {exc.strerror}", path=self.path
+            ) from exc
         deadline = time.monotonic() + wait
         delay = 0.001
         while True:

@@ -206,9 +206,7 @@ class Store:
 
     # ================================================================= opening
     @classmethod
-    def create(
-        cls, path: str | os.PathLike[str], config: StoreConfig | None = None
-    ) -> Store:
+    def create(cls, path: str | os.PathLike[str], config: StoreConfig | None = None) -> Store:
         """Create a store at ``path`` (or open the one already there).
 
         A missing or empty folder becomes a new store with ``config``. A folder that is
@@ -233,7 +231,9 @@ class Store:
         with store._locked_raw():
             if not (folder / CONFIG_FILE).exists():
                 atomic_write(folder / CONFIG_FILE, json_bytes(cfg.to_json()))
-                atomic_write(folder / ROOT_FILE, json_bytes(Root(updated=now_timestamp()).to_json()))
+                atomic_write(
+                    folder / ROOT_FILE, json_bytes(Root(updated=now_timestamp()).to_json())
+                )
                 fsync_dir(folder)
         return cls.open(folder)
 
@@ -511,7 +511,9 @@ class Store:
                 stored.append(leaf)
         return stored
 
-    def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str, *, is_new: bool) -> None:
+    def _write_leaf(
+        self, batch: _Batch, index: Index, leaf: Leaf, rel: str, *, is_new: bool
+    ) -> None:
         data = leaf_bytes(leaf)
         full = self.path / rel
         batch.note(rel)
@@ -612,7 +614,9 @@ class Store:
                     )
             for other in index.corrected_by(item_id):
                 old = self._read_leaf_file(other.path, count=False)
-                self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path, is_new=False)
+                self._write_leaf(
+                    batch, index, old.evolve(outdated_by=None), other.path, is_new=False
+                )
             batch.note(entry.path)
             full = self.path / entry.path
             try:
@@ -840,6 +844,7 @@ class Store:
         project: str | None = None,
         source_prefix: str | None = None,
         within: Sequence[str] | None = None,
+        exact: int = 10,
     ) -> list[Candidate]:
         """Rank leaves and branch summaries by BM25 over title, keywords, tags and text.
 
@@ -848,6 +853,8 @@ class Store:
 
         Args:
             within: only these ids are eligible.
+            exact: the first ``exact`` results are guaranteed to be the true BM25 top;
+                the rest are the best of the documents that had to be scored.
         """
         query_terms = terms(query) if isinstance(query, str) else list(query)
         if not query_terms:
@@ -861,11 +868,10 @@ class Store:
             project=project,
             source_prefix=source_prefix,
             ids=within,
+            exact=exact,
         )
-        wanted = set(query_terms)
         out = []
-        for entry, score, words in rows:
-            present = set(words.split()) & wanted
+        for entry, score, present in rows:
             matched = tuple(t for t in dict.fromkeys(query_terms) if t in present)
             out.append(Candidate(entry=entry, score=score, matched=matched))
         return out
@@ -909,7 +915,12 @@ class Store:
 
     def state_file(self, name: str) -> Path:
         """Path of a derived file under ``state/`` owned by a sibling package."""
-        if "/" in name or "\\" in name or name.startswith(".") or name in (INDEX_FILE, JOURNAL_FILE):
+        if (
+            "/" in name
+            or "\\" in name
+            or name.startswith(".")
+            or name in (INDEX_FILE, JOURNAL_FILE)
+        ):
             raise ValueError(f"invalid state file name {name!r}")
         return self.path / STATE_DIR / name
 
@@ -929,10 +940,13 @@ class Store:
         removed = 0
         rows: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
         leaves = branches = 0
-        for folder, pattern in ((self.path / LEAF_DIR, "*.txt"), (self.path / BRANCH_DIR, "*.json")):
+        for folder, pattern in (
+            (self.path / LEAF_DIR, "*.txt"),
+            (self.path / BRANCH_DIR, "*.json"),
+        ):
             if not folder.exists():
                 continue
-            for sub in sorted(p for p in folder.rglob("*") if p.is_dir()) + [folder]:
+            for sub in [*sorted(p for p in folder.rglob("*") if p.is_dir()), folder]:
                 removed += remove_temp_files(sub)
             for full in sorted(folder.rglob(pattern)):
                 if full.name.startswith(".") or full.name.endswith(TEMP_SUFFIX):

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["estimate_tokens", "fold", "stem", "terms", "STOP_WORDS"]
+__all__ = ["STOP_WORDS", "estimate_tokens", "fold", "stem", "terms"]
 
 CHARS_PER_TOKEN = 4
 
