@@ -514,49 +514,39 @@ class Index:
         )
         avgdl = max(total_tokens / max(n_rows, 1), 1e-9)
         idf = {t: max(math.log((n_rows - df[t] + 0.5) / (df[t] + 0.5)), 1e-6) for t in present}
+        # A term in more than half the documents has BM25's floor weight and tells nothing
+        # apart; it only drags in ties. It counts when nothing else matches.
+        found = present
+        present = [t for t in present if idf[t] > _IDF_FLOOR] or present
         rare: list[str] = []
         budget = 0
-        for term in present:
-            if budget + df[term] > _RARE_BUDGET:
-                break
-            rare.append(term)
-            budget += df[term]
+        # Ranking every match costs about one FTS5 row each; scoring a document here costs
+        # tens of times more, so the rare-term path only pays off on large match sets.
+        if sum(df[t] for t in present) > _EXHAUSTIVE_BELOW:
+            for term in present:
+                if budget + df[term] > _RARE_BUDGET:
+                    break
+                rare.append(term)
+                budget += df[term]
         common = present[len(rare) :]
         bound = (_K1 + 1) * sum(idf[t] for t in common)
-        want = set(kinds)
-
-        def keep(entry: Entry) -> bool:
-            if entry.kind not in want:
-                return False
-            if domain is not None and not (
-                entry.domain == domain or entry.domain.startswith(domain + ".")
-            ):
-                return False
-            if project is not None and entry.project != project:
-                return False
-            if source_prefix is not None and not entry.source.startswith(source_prefix):
-                return False
-            return ids is None or entry.id in id_set
-
-        id_set = frozenset(ids or ())
-        rowids = (
-            [
+        filters = _Filters(kinds, domain, project, source_prefix, ids)
+        scored: list[tuple[Entry, float, frozenset[str]]] = []
+        if rare:
+            rowids = [
                 r[0]
                 for r in self.conn.execute(
                     "SELECT rowid FROM fts WHERE fts MATCH ?", (_match(rare),)
                 )
             ]
-            if rare
-            else []
-        )
-        scored = self._score_rows(rowids, present, idf, avgdl, weights, keep)
-        certain = sum(1 for _, score, _ in scored if score >= bound) if common else len(scored)
-        if certain < min(exact, limit) and common:
+            scored = self._score_rows(rowids, found, present, idf, avgdl, weights, filters, limit)
+        certain = sum(1 for _, score, _ in scored if score >= bound)
+        if not rare or (common and certain < min(exact, limit)):
             pool = self._ranked_rowids(
                 present, limit + exact, weights, kinds, domain, project, source_prefix, ids
             )
             seen = {e.id for e, _, _ in scored}
-            extra = self._score_rows(pool, present, idf, avgdl, weights, keep)
+            extra = self._score_rows(pool, found, present, idf, avgdl, weights, filters, limit)
             scored.extend(item for item in extra if item[0].id not in seen)
             scored.sort(key=lambda item: (-item[1], item[0].id))
         return scored[:limit]
@@ -564,40 +554,65 @@ class Index:
     def _score_rows(
         self,
         rowids: Sequence[int],
+        found: Sequence[str],
         present: Sequence[str],
         idf: dict[str, float],
         avgdl: float,
         weights: FieldWeights,
-        keep: Any,
+        filters: _Filters,
+        limit: int,
     ) -> list[tuple[Entry, float, frozenset[str]]]:
-        wanted = frozenset(present)
+        """BM25 of each row, exactly as FTS5's ``bm25()`` computes it; best ``limit`` kept.
+
+        ``present`` terms are scored; every ``found`` term the row holds is reported.
+        """
+        wanted = frozenset(found)
+        scoring = frozenset(present)
         column_weights = (weights.title, weights.keywords, weights.tags, weights.text)
-        out: list[tuple[Entry, float, frozenset[str]]] = []
-        columns = ", ".join("items." + c.strip() for c in _COLUMNS.split(","))
+        raw: list[tuple[float, int, frozenset[str]]] = []
         for start in range(0, len(rowids), 500):
             chunk = list(rowids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             for row in self.conn.execute(
-                f"SELECT {columns}, fts.title, fts.keywords, fts.tags, fts.body FROM items "
-                f"JOIN fts ON fts.rowid = items.rowid WHERE items.rowid IN ({marks})",
+                f"SELECT rowid, title, keywords, tags, body FROM fts WHERE rowid IN ({marks})",
                 chunk,
             ):
-                entry = Entry._from_row(row[:20])
-                if not keep(entry):
-                    continue
                 freq: dict[str, float] = {}
                 length = 0
-                for weight, text in zip(column_weights, row[20:24], strict=True):
+                for weight, text in zip(column_weights, row[1:5], strict=True):
                     words = text.split()
                     length += len(words)
-                    for word in words:
-                        if word in wanted:
-                            freq[word] = freq.get(word, 0.0) + weight
+                    for word in wanted.intersection(words):
+                        freq[word] = freq.get(word, 0.0) + weight * words.count(word)
                 norm = _K1 * (1 - _B + _B * length / avgdl)
                 score = 0.0
                 for term, f in freq.items():
-                    score += idf[term] * f * (_K1 + 1) / (f + norm)
-                out.append((entry, score, frozenset(freq)))
+                    if term in scoring:
+                        score += idf[term] * f * (_K1 + 1) / (f + norm)
+                raw.append((score, row[0], frozenset(freq)))
+        if not raw:
+            return []
+        columns = ", ".join(c.strip() for c in _COLUMNS.split(","))
+        ordered = sorted(raw, key=lambda item: -item[0])
+        step = max(limit * 2, 50)
+        out: list[tuple[Entry, float, frozenset[str]]] = []
+        # Entries are built best-first and only until ``limit`` of them pass the filters.
+        for start in range(0, len(ordered), step):
+            chunk_rows = ordered[start : start + step]
+            marks = ", ".join("?" * len(chunk_rows))
+            entries = {
+                row[0]: Entry._from_row(row[1:])
+                for row in self.conn.execute(
+                    f"SELECT rowid, {columns} FROM items WHERE rowid IN ({marks})",
+                    [r[1] for r in chunk_rows],
+                )
+            }
+            for score, rowid, terms_present in chunk_rows:
+                entry = entries.get(rowid)
+                if entry is not None and filters.keep(entry):
+                    out.append((entry, score, terms_present))
+            if len(out) >= limit and chunk_rows[-1][0] < out[limit - 1][1]:
+                break
         out.sort(key=lambda item: (-item[1], item[0].id))
         return out
 
@@ -612,26 +627,27 @@ class Index:
         source_prefix: str | None,
         ids: Sequence[str] | None,
     ) -> list[int]:
-        """FTS5's own ranking over every match: the exhaustive path."""
-        args: list[Any] = [
-            weights.title,
-            weights.keywords,
-            weights.tags,
-            weights.text,
-            _match(present),
-        ]
-        if (
+        """FTS5's own ranking over every match (the exhaustive path), ties broken by id."""
+        weight_args = [weights.title, weights.keywords, weights.tags, weights.text]
+        unfiltered = (
             domain is None
             and project is None
             and source_prefix is None
             and ids is None
             and set(kinds) >= {"leaf", "branch"}
-        ):
-            sql = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts, ?, ?, ?, ?) LIMIT ?"
-            args = [args[4], *args[:4], pool]
-            return [r[0] for r in self.conn.execute(sql, args)]
+        )
+        if unfiltered:
+            # Without the join this is much cheaper; it is only wrong when a tie straddles
+            # the end of the pool, which the extra row reveals.
+            rows = self.conn.execute(
+                "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS r FROM fts WHERE fts MATCH ? "
+                "ORDER BY r LIMIT ?",
+                [*weight_args, _match(present), pool + 1],
+            ).fetchall()
+            if len(rows) <= pool or rows[pool - 1][1] != rows[pool][1]:
+                return [r[0] for r in rows[:pool]]
         sql = "SELECT items.rowid FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
-        args = [args[4]]
+        args: list[Any] = [_match(present)]
         sql += f" AND items.kind IN ({', '.join('?' * len(kinds))})"
         args.extend(kinds)
         if domain is not None:
@@ -646,16 +662,51 @@ class Index:
         if ids is not None:
             sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
             args.extend(ids)
-        sql += " ORDER BY bm25(fts, ?, ?, ?, ?) LIMIT ?"
-        args.extend([weights.title, weights.keywords, weights.tags, weights.text, pool])
+        sql += " ORDER BY bm25(fts, ?, ?, ?, ?), items.id LIMIT ?"
+        args.extend([*weight_args, pool])
         return [r[0] for r in self.conn.execute(sql, args)]
 
 
 _K1 = 1.2
 _B = 0.75
+_IDF_FLOOR = 1e-6
+"""FTS5's floor for the IDF of a term found in more than half the documents."""
+_EXHAUSTIVE_BELOW = 5000
+"""Below this many term occurrences in documents, FTS5 ranks every match directly."""
 _RARE_BUDGET = 400
 """Documents the rarest query terms may bring in before the rest count as common."""
 
 
 def _match(query_terms: Sequence[str]) -> str:
     return " OR ".join(f'"{t}"' for t in query_terms)
+
+
+class _Filters:
+    """The candidate filters, checked on catalog entries."""
+
+    def __init__(
+        self,
+        kinds: Sequence[str],
+        domain: str | None,
+        project: str | None,
+        source_prefix: str | None,
+        ids: Sequence[str] | None,
+    ) -> None:
+        self.kinds = frozenset(kinds)
+        self.domain = domain
+        self.project = project
+        self.source_prefix = source_prefix
+        self.ids = None if ids is None else frozenset(ids)
+
+    def keep(self, entry: Entry) -> bool:
+        if entry.kind not in self.kinds:
+            return False
+        if self.domain is not None and not (
+            entry.domain == self.domain or entry.domain.startswith(self.domain + ".")
+        ):
+            return False
+        if self.project is not None and entry.project != self.project:
+            return False
+        if self.source_prefix is not None and not entry.source.startswith(self.source_prefix):
+            return False
+        return self.ids is None or entry.id in self.ids
