@@ -9,7 +9,9 @@ passes because a sibling happens to be installed in the workspace fails here.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,8 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 BASE_TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
 
 
+def _uv_command() -> list[str]:
+    """uv itself: ``uv run`` exports its path as $UV; else the one beside pip, else PATH."""
+    if os.environ.get("UV"):
+        return [os.environ["UV"]]
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    return ["python3", "-m", "uv"]
+
+
 def _uv(*args: str, cwd: Path = ROOT) -> None:
-    subprocess.run([sys.executable, "-m", "uv", *args], cwd=cwd, check=True)
+    subprocess.run([*_uv_command(), *args], cwd=cwd, check=True)
 
 
 def _meta(package_dir: Path) -> dict[str, object]:
@@ -47,7 +59,8 @@ def _local_deps(name: str, metas: dict[str, dict[str, object]]) -> list[str]:
     return seen
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    only = set(argv[1:])
     package_dirs = sorted(
         p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()
     )
@@ -63,9 +76,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp:
         dist = Path(tmp) / "dist"
         for name in metas:
+            if (
+                only
+                and name not in only
+                and name not in {d for o in only if o in metas for d in _local_deps(o, metas)}
+            ):
+                continue
             _uv("build", "--quiet", "--wheel", "--package", name, "--out-dir", str(dist))
         for name, folder in dirs.items():
-            if not (folder / "tests").is_dir():
+            if not (folder / "tests").is_dir() or (only and name not in only):
                 continue
             venv = Path(tmp) / f"venv-{name}"
             _uv(
@@ -122,4 +141,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))
