@@ -15,24 +15,9 @@ Entry points:
 - :func:`terms` — the one text normalisation used for indexing and querying.
 """
 
-from ihmt_store._files import HEADER_END, HEADER_START
-from ihmt_store._index import Candidate, Entry, FieldWeights
-from ihmt_store._records import (
-    FORMAT_VERSION,
-    Branch,
-    ChildRef,
-    Correction,
-    DomainTrunk,
-    Leaf,
-    Root,
-    Span,
-    StoreConfig,
-    leaf_id_for,
-    normalize_timestamp,
-    now_timestamp,
-    safe_domain,
-)
-from ihmt_store._store import IOStats, Problem, RebuildReport, Store, StoreStats
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, stem, terms
 from ihmt_store.errors import (
     BranchNotFoundError,
@@ -46,6 +31,68 @@ from ihmt_store.errors import (
     StoreIOError,
     StoreNotFoundError,
 )
+
+if TYPE_CHECKING:
+    from ihmt_store._files import HEADER_END, HEADER_START
+    from ihmt_store._index import Candidate, Entry, FieldWeights
+    from ihmt_store._records import (
+        FORMAT_VERSION,
+        Branch,
+        ChildRef,
+        Correction,
+        DomainTrunk,
+        Leaf,
+        Root,
+        Span,
+        StoreConfig,
+        leaf_id_for,
+        normalize_timestamp,
+        now_timestamp,
+        safe_domain,
+    )
+    from ihmt_store._store import IOStats, Problem, RebuildReport, Store, StoreStats
+
+# The records and the store load on first use: packages that only need the error root or
+# the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("HEADER_END", "HEADER_START"), "ihmt_store._files"),
+    **dict.fromkeys(("Candidate", "Entry", "FieldWeights"), "ihmt_store._index"),
+    **dict.fromkeys(
+        (
+            "FORMAT_VERSION",
+            "Branch",
+            "ChildRef",
+            "Correction",
+            "DomainTrunk",
+            "Leaf",
+            "Root",
+            "Span",
+            "StoreConfig",
+            "leaf_id_for",
+            "normalize_timestamp",
+            "now_timestamp",
+            "safe_domain",
+        ),
+        "ihmt_store._records",
+    ),
+    **dict.fromkeys(
+        ("IOStats", "Problem", "RebuildReport", "Store", "StoreStats"), "ihmt_store._store"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ihmt_store' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 
