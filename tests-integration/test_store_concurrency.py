@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from ihmt_store import Store
 
 WRITER = textwrap.dedent(

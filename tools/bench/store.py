@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import memories
+
 from ihmt_store import Leaf, Store, leaf_id_for
 
 

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-import ihmt_chunkers
 import pytest
+
+import ihmt_chunkers
 from ihmt_chunkers import Block, Chunked, Detection, DocType, chunk, supported_languages
 
 

@@ -6,6 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+
 from ihmt_chunkers import Block, DocType, split, supported_languages
 
 FIXTURES = Path(__file__).parent / "fixtures" / "code"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
+
 from ihmt_chunkers import parse_date
 
 D, DT = date, datetime

@@ -6,6 +6,7 @@ import codecs
 import random
 
 import pytest
+
 from ihmt_chunkers import BinaryContentError, ChunkError, chunk, decode, split
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from ihmt_chunkers import split
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "code").iterdir())

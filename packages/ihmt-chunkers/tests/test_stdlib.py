@@ -6,6 +6,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from ihmt_chunkers import split
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

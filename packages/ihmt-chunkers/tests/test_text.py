@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ihmt_chunkers import Block, DocType, split
 
 

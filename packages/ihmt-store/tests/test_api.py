@@ -20,7 +20,10 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_importing_the_package_does_not_load_sqlite() -> None:
-    code = "import sys, ihmt_store; print('sqlite3' in sys.modules, 'ihmt_store._store' in sys.modules)"
+    code = (
+        "import sys, ihmt_store; "
+        "print('sqlite3' in sys.modules, 'ihmt_store._store' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 

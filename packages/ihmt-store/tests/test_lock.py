@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from ihmt_store import LockTimeoutError, Store, StoreIOError
 from ihmt_store.testing import make_leaf
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from ihmt_store import (
     HEADER_END,
     HEADER_START,

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from ihmt_store import (
     Branch,
     ChildRef,

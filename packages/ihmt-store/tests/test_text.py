@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ihmt_store import STOP_WORDS, estimate_tokens, fold, stem, terms
 
 
