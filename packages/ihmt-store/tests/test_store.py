@@ -550,3 +550,23 @@ def test_the_fast_candidate_path_returns_the_true_bm25_top(tmp_path: Path) -> No
         last = want[-1][1] if want else None
         assert {i for i, sc in got if sc != last} == {row[0] for row in want if row[1] != last}
     conn.close()
+
+
+def test_a_branch_listing_an_unstamped_child_is_visible(store: Store) -> None:
+    """What an interrupted consolidation leaves: the branch written, a child not stamped."""
+    a, b = make_leaf("a", position=1), make_leaf("b", position=2)
+    store.put_leaves([a, b])
+    refs = tuple(ChildRef(id=x.leaf_id, kind="leaf", title="t", excerpt="e") for x in (a, b))
+    store.put_branch(
+        Branch(
+            node_id="N1-general-x", layer=1, domain="general", title="t", summary="s", children=refs
+        )
+    )
+    store.set_parent([a.leaf_id], "N1-general-x")
+    assert store.listed_in([a.leaf_id, b.leaf_id]) == {
+        a.leaf_id: ["N1-general-x"],
+        b.leaf_id: ["N1-general-x"],
+    }
+    assert store.entry(b.leaf_id).parent_id is None  # type: ignore[union-attr]
+    store.rebuild()
+    assert store.listed_in([b.leaf_id]) == {b.leaf_id: ["N1-general-x"]}

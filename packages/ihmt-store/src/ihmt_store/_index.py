@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -61,6 +61,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
+CREATE TABLE IF NOT EXISTS members(branch_id TEXT NOT NULL, child_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS members_child ON members(child_id);
+CREATE INDEX IF NOT EXISTS members_branch ON members(branch_id);
 """
 
 _COLUMNS = (
@@ -305,8 +308,20 @@ class Index:
         return int(row[0]) if row else 0
 
     # ---------------------------------------------------------------- writes
-    def upsert(self, row: tuple[Any, ...], fields: tuple[str, ...]) -> None:
-        """Insert or replace one item and its full-text fields."""
+    def upsert(
+        self,
+        row: tuple[Any, ...],
+        fields: tuple[str, ...],
+        members: Sequence[str] = (),
+    ) -> None:
+        """Insert or replace one item, its full-text fields and, for a branch, its children
+        as the branch file lists them."""
+        if row[1] == "branch":
+            self.conn.execute("DELETE FROM members WHERE branch_id = ?", (row[0],))
+            self.conn.executemany(
+                "INSERT INTO members(branch_id, child_id) VALUES (?, ?)",
+                [(row[0], child) for child in members],
+            )
         indexed = sum(len(f.split()) for f in fields)
         cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row[0],))
         found = cur.fetchone()
@@ -346,6 +361,7 @@ class Index:
         if found is None:
             return False
         self._add_tokens(-found[1])
+        self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
         self.conn.execute("DELETE FROM items WHERE rowid = ?", (found[0],))
         return True
@@ -354,6 +370,7 @@ class Index:
         """Drop every item (inside the caller's transaction)."""
         self.conn.execute("DELETE FROM items")
         self.conn.execute("DELETE FROM fts")
+        self.conn.execute("DELETE FROM members")
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
 
     # ---------------------------------------------------------------- reads
@@ -392,6 +409,20 @@ class Index:
             args.append(domain)
         sql += " ORDER BY layer, domain, timestamp, id"
         return [Entry._from_row(r) for r in self.conn.execute(sql, args)]
+
+    def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each child id, the branches whose files list it as a child."""
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(child_ids), 500):
+            chunk = list(child_ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for branch, child in self.conn.execute(
+                f"SELECT branch_id, child_id FROM members WHERE child_id IN ({marks}) "
+                "ORDER BY branch_id",
+                chunk,
+            ):
+                out.setdefault(child, []).append(branch)
+        return out
 
     def corrected_by(self, leaf_id: str) -> list[Entry]:
         rows = self.conn.execute(

@@ -466,6 +466,8 @@ class Store:
             else:
                 branch = parse_branch(data, full)
                 row, fields = branch_row(branch, rel, len(data))
+                index.upsert(row, fields, [c.id for c in branch.children])
+                return
         except CorruptFileError as exc:
             logger.warning("%s; left as it is and kept out of the index", exc)
             index.delete(item_id)
@@ -654,7 +656,7 @@ class Store:
             batch.new_files.append(full)
             batch.dirs.add(full.parent)
         row, fields = branch_row(branch, rel, len(data))
-        index.upsert(row, fields)
+        index.upsert(row, fields, [c.id for c in branch.children])
 
     def read_branch(self, node_id: str) -> Branch:
         """Read one branch file.
@@ -800,6 +802,14 @@ class Store:
         """Items no branch summarises yet (the trunk references them), oldest first."""
         return self._idx.loose(layer, None if domain is None else safe_domain(domain))
 
+    def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Which branches list each id among their children (from the branch files).
+
+        A child listed by a branch but not stamped with it is the trace of a
+        consolidation that was interrupted between writing the branch and stamping.
+        """
+        return self._idx.listed_in(child_ids)
+
     def corrections_of(self, leaf_id: str) -> list[Entry]:
         """Leaves flagged OUTDATED by ``leaf_id``."""
         return self._idx.corrected_by(leaf_id)
@@ -938,7 +948,7 @@ class Store:
         index = self._idx
         problems: list[Problem] = []
         removed = 0
-        rows: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
+        rows: list[tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = []
         leaves = branches = 0
         for folder, pattern in (
             (self.path / LEAF_DIR, "*.txt"),
@@ -960,7 +970,7 @@ class Store:
                             raise CorruptFileError(
                                 f"file name does not match leaf_id {leaf.leaf_id!r}", path=full
                             )
-                        rows.append(leaf_row(leaf, rel, len(data)))
+                        rows.append((*leaf_row(leaf, rel, len(data)), []))
                         leaves += 1
                     else:
                         branch = parse_branch(data, full)
@@ -968,7 +978,8 @@ class Store:
                             raise CorruptFileError(
                                 f"file name does not match node_id {branch.node_id!r}", path=full
                             )
-                        rows.append(branch_row(branch, rel, len(data)))
+                        members = [c.id for c in branch.children]
+                        rows.append((*branch_row(branch, rel, len(data)), members))
                         branches += 1
                 except (CorruptFileError, OSError) as exc:
                     logger.warning("skipping %s: %s", rel, exc)
@@ -976,8 +987,8 @@ class Store:
         index.begin()
         try:
             index.clear()
-            for row, fields in rows:
-                index.upsert(row, fields)
+            for row, fields, members in rows:
+                index.upsert(row, fields, members)
             index.commit()
         except BaseException:
             index.rollback()
