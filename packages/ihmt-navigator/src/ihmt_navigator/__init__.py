@@ -1,0 +1,68 @@
+"""ihmt-navigator: consolidation into a tree of summaries, and a search that finds exactly.
+
+Search is in two steps. *Find*: BM25 over every leaf and branch summary, from the
+store's full-text index, with global document frequencies. *Answer with the tree*: the
+path of each candidate, corrections first (an OUTDATED memory never outranks the one
+that corrected it), AMBIGUOUS when near-equal candidates are about different subjects,
+a branch summary for broad questions, NOT FOUND when the best match shares only a stray
+word, and a bounded compact rendering for an agent.
+
+Entry points:
+
+- :class:`Navigator` — ``Navigator(store).search(query, clue=…, as_of=…)`` and
+  ``ask(query, clue_provider)`` (the clue loop).
+- :class:`Consolidator` — ``Consolidator(store, summarizer).consolidate(force=…)``.
+- :func:`summarizer_for` — the backend a store's config names (``heuristic`` or
+  ``anthropic``, the latter from the ``[anthropic]`` extra).
+"""
+
+from ihmt_navigator._consolidate import ConsolidationReport, Consolidator, branch_id
+from ihmt_navigator._records import Hit, Passage, SearchResult
+from ihmt_navigator._render import best_passage
+from ihmt_navigator._search import ClueProvider, Navigator, SearchOptions, is_test_path
+from ihmt_navigator._summarize import (
+    AnthropicSummarizer,
+    ChildText,
+    HeuristicSummarizer,
+    NodeSummary,
+    Summarizer,
+    keywords_of,
+    summarizer_for,
+)
+from ihmt_navigator.errors import (
+    InvalidFilterError,
+    NavigatorError,
+    SearchError,
+    SummarizerError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # search
+    "Navigator",
+    "SearchResult",
+    "SearchOptions",
+    "Hit",
+    "Passage",
+    "ClueProvider",
+    "best_passage",
+    "is_test_path",
+    # consolidation
+    "Consolidator",
+    "ConsolidationReport",
+    "branch_id",
+    # summarizers
+    "Summarizer",
+    "ChildText",
+    "NodeSummary",
+    "HeuristicSummarizer",
+    "AnthropicSummarizer",
+    "keywords_of",
+    "summarizer_for",
+    # errors
+    "NavigatorError",
+    "SearchError",
+    "InvalidFilterError",
+    "SummarizerError",
+]

@@ -1,0 +1,212 @@
+"""Consolidation: unparented items of a domain grouped into branches, layer by layer."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ihmt_navigator._summarize import ChildText, Summarizer, keywords_of
+from ihmt_store import Branch, ChildRef, Entry, Store, now_timestamp
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ConsolidationReport", "Consolidator"]
+
+EXCERPT_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsolidationReport:
+    """What one consolidation run did."""
+
+    branches_created: tuple[str, ...] = ()
+    """Ids of the branches written, lowest layer first."""
+    repaired: tuple[str, ...] = ()
+    """Children re-stamped after an interrupted run (the group was redone, not orphaned)."""
+    domains: tuple[str, ...] = ()
+    """Domains that changed."""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.branches_created or self.repaired)
+
+
+def branch_id(domain: str, layer: int, child_ids: Sequence[str]) -> str:
+    """A branch id derived from its children: the same group always gets the same id."""
+    digest = hashlib.sha256("\x1f".join(child_ids).encode("utf-8")).hexdigest()[:10]
+    return f"N{layer}-{domain}-{digest}"
+
+
+class Consolidator:
+    """Runs summarization events over a store.
+
+    When ``branch_factor`` items of one domain on one layer have no parent, they become
+    the children of a new branch one layer up: the branch is written first and the
+    children are stamped after, in one locked batch. The rule climbs layer by layer
+    until nothing more can be grouped. Idempotent; ``force=True`` also closes partial
+    groups so each domain ends under one top branch.
+    """
+
+    def __init__(self, store: Store, summarizer: Summarizer) -> None:
+        self.store = store
+        self.summarizer = summarizer
+
+    def consolidate(
+        self, *, force: bool = False, domains: Iterable[str] | None = None
+    ) -> ConsolidationReport:
+        """Group what can be grouped; return what changed.
+
+        Args:
+            force: close partial groups too, so every domain converges to one top item.
+            domains: only look at these domains (the ones a save just touched); all
+                when None. Cost follows the number of loose items, not the store size.
+        """
+        store = self.store
+        created: list[str] = []
+        with store.locked():
+            repaired = self._repair()
+            loose = store.unparented()
+            wanted = None if domains is None else set(domains)
+            by_domain: dict[str, list[Entry]] = {}
+            for entry in loose:
+                if wanted is None or entry.domain in wanted:
+                    by_domain.setdefault(entry.domain, []).append(entry)
+            touched = []
+            for domain in sorted(by_domain):
+                made = self._consolidate_domain(domain, force=force)
+                if made:
+                    touched.append(domain)
+                    created.extend(made)
+            if created or repaired:
+                self._refresh_root()
+        if created:
+            logger.info("consolidation wrote %d branch(es)", len(created))
+        return ConsolidationReport(
+            branches_created=tuple(created),
+            repaired=tuple(repaired),
+            domains=tuple(touched),
+        )
+
+    def _repair(self) -> list[str]:
+        """Finish stamping groups whose branch was written before a crash."""
+        store = self.store
+        loose = store.unparented()
+        if not loose:
+            return []
+        claims = store.listed_in([e.id for e in loose])
+        repaired: list[str] = []
+        for child, branches in sorted(claims.items()):
+            for node in branches:
+                if store.entry(node) is not None:
+                    store.set_parent([child], node)
+                    repaired.append(child)
+                    break
+        if repaired:
+            logger.warning("finished %d interrupted consolidation stamp(s)", len(repaired))
+        return repaired
+
+    def _consolidate_domain(self, domain: str, *, force: bool) -> list[str]:
+        store = self.store
+        factor = store.config.branch_factor
+        created: list[str] = []
+        layer = 0
+        while True:
+            loose_here = store.unparented(layer=layer, domain=domain)
+            higher = [e for e in store.unparented(domain=domain) if e.layer > layer]
+            if not loose_here and not higher:
+                break
+            groups: list[list[Entry]] = []
+            while len(loose_here) >= factor:
+                groups.append(loose_here[:factor])
+                loose_here = loose_here[factor:]
+            if force and loose_here and (len(loose_here) > 1 or higher or groups):
+                groups.append(loose_here)
+            for group in groups:
+                created.append(self._make_branch(domain, layer + 1, group))
+            if not groups and not higher:
+                break
+            layer += 1
+        return created
+
+    def _make_branch(self, domain: str, layer: int, group: Sequence[Entry]) -> str:
+        store = self.store
+        children: list[ChildText] = []
+        refs: list[ChildRef] = []
+        df = store.document_frequencies
+        total = store.count()
+        for entry in group:
+            start: str | None
+            end: str | None
+            if entry.kind == "leaf":
+                leaf = store.read_leaf(entry.id)
+                text = leaf.text
+                keywords = keywords_of(text, df=df, total=total)
+                start = end = leaf.timestamp
+                count = 1
+            else:
+                branch = store.read_branch(entry.id)
+                text = branch.summary
+                keywords = branch.keywords[:6]
+                start, end = branch.time_start, branch.time_end
+                count = branch.leaf_count
+            children.append(
+                ChildText(
+                    id=entry.id,
+                    kind=entry.kind,
+                    title=entry.title,
+                    text=text,
+                    keywords=keywords,
+                    time_start=start,
+                    time_end=end,
+                    leaf_count=count,
+                )
+            )
+            flat = " ".join(text.split())
+            refs.append(
+                ChildRef(
+                    id=entry.id,
+                    kind=entry.kind,
+                    title=entry.title,
+                    excerpt=flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…",
+                    keywords=keywords,
+                    time_start=start,
+                    time_end=end,
+                    leaf_count=count,
+                )
+            )
+        summary = self.summarizer.summarize(children, domain=domain, layer=layer)
+        ids = [e.id for e in group]
+        projects = {e.project for e in group}
+        starts = [c.time_start for c in children if c.time_start]
+        ends = [c.time_end for c in children if c.time_end]
+        node = Branch(
+            node_id=branch_id(domain, layer, ids),
+            layer=layer,
+            domain=domain,
+            title=summary.title,
+            summary=summary.summary,
+            keywords=summary.keywords,
+            children=tuple(refs),
+            time_start=min(starts) if starts else None,
+            time_end=max(ends) if ends else None,
+            leaf_count=sum(c.leaf_count for c in children),
+            project=projects.pop() if len(projects) == 1 else "",
+            created=now_timestamp(),
+            backend=summary.backend,
+        )
+        # The branch first, then the children: a crash in between leaves a branch that
+        # lists unstamped children, which the next run finishes (see _repair).
+        with store.batch():
+            store.put_branch(node)
+            store.set_parent(ids, node.node_id)
+        return node.node_id
+
+    def _refresh_root(self) -> None:
+        store = self.store
+        keywords: dict[str, tuple[str, ...]] = {}
+        for entry in store.unparented():
+            if entry.kind == "branch" and entry.domain not in keywords:
+                keywords[entry.domain] = store.read_branch(entry.id).keywords[:8]
+        store.refresh_root(keywords)

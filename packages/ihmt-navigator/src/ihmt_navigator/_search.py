@@ -1,0 +1,516 @@
+"""Search: find exactly with the store's full-text index, then answer with the tree."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+
+from ihmt_navigator._records import Hit, SearchResult
+from ihmt_navigator._render import best_passage, render
+from ihmt_navigator.errors import InvalidFilterError
+from ihmt_store import (
+    Candidate,
+    Entry,
+    FieldWeights,
+    IOStats,
+    Store,
+    estimate_tokens,
+    normalize_timestamp,
+    terms,
+)
+
+__all__ = ["ClueProvider", "Navigator", "SearchOptions", "is_test_path"]
+
+ClueProvider = Callable[[SearchResult], "str | None"]
+"""Given an AMBIGUOUS result, return a clue (or None/empty to stop)."""
+
+CANDIDATES = 60
+CLUE_BOTH = 1.6
+CLUE_ONE = 0.7
+OTHER_PROJECT = 0.6
+"""Score factor for a memory of another project when a current project is given."""
+NEAR_DUPLICATE = 0.7
+"""Jaccard of term sets above which two memories are about the same thing."""
+BROAD_MIN_LEAVES = 3
+
+_QUERY_FLUFF_WORDS = """
+know knew tell remember recall say said mention mentioned anything something thing things stuff
+please again current currently latest memory memories stored saved note notes info information
+sabemos saber sabes recuerdas recuerda dime dijimos dije cosa cosas algo actual actualmente
+"""
+QUERY_FLUFF: frozenset[str] = frozenset(terms(_QUERY_FLUFF_WORDS))
+"""Words of how a question is asked, not of what it is about (normalised)."""
+
+_BROAD_CUES = re.compile(
+    r"\b(what do (we|i|you) know|everything|overview|summar(y|ise|ize)|tell me about|"
+    r"all about|qu[eé] sabemos|resumen|resume|todo sobre|h[aá]blame de)\b",
+    re.IGNORECASE,
+)
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|"
+    r"Tests?\.(java|kt|cs|swift|php)$",
+)
+
+
+def is_test_path(source: str) -> bool:
+    """True when ``source`` looks like a test file (``tests/``, ``test_x.py``, ``x_test.go``…)."""
+    return bool(_TEST_PATH.search(source.replace("\\", "/")))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchOptions:
+    """Filters and preferences of one search."""
+
+    as_of: str | None = None
+    """Canonical timestamp: leaves dated after it and corrections made after it are ignored."""
+    domain: str | None = None
+    project: str | None = None
+    """Only this project's memories."""
+    prefer_project: str | None = None
+    """Rank this project's memories and global ones above other projects'."""
+    scope: str = "all"
+    """``main`` (no tests), ``test`` (tests only) or ``all``."""
+    path_prefix: str | None = None
+
+
+def _parse_as_of(value: str | date | datetime | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and len(value.strip()) == 10:
+        value = value.strip() + "T23:59:59Z"
+    try:
+        return normalize_timestamp(value)
+    except ValueError:
+        raise InvalidFilterError("as_of", value, "an ISO date such as 2025-12-31") from None
+
+
+class Navigator:
+    """Searches a store and answers with the tree.
+
+    Args:
+        store: an open :class:`ihmt_store.Store`.
+        weights: BM25 field weights (title, keywords, tags, text).
+    """
+
+    def __init__(self, store: Store, *, weights: FieldWeights | None = None) -> None:
+        self.store = store
+        self.weights = weights or FieldWeights()
+
+    # ------------------------------------------------------------------ public
+    def search(
+        self,
+        query: str,
+        *,
+        clue: str | None = None,
+        detail: str = "compact",
+        as_of: str | date | datetime | None = None,
+        domain: str | None = None,
+        project: str | None = None,
+        prefer_project: str | None = None,
+        scope: str = "all",
+        path_prefix: str | None = None,
+        limit: int = 5,
+    ) -> SearchResult:
+        """Find the memory that answers ``query`` and say how sure the answer is.
+
+        Raises:
+            ValueError: ``query`` is empty.
+            InvalidFilterError: a bad ``as_of``, ``scope`` or ``detail``.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("the query is empty: say what to look for")
+        if detail not in ("compact", "full"):
+            raise InvalidFilterError("detail", detail, "'compact' or 'full'")
+        if scope not in ("main", "test", "all"):
+            raise InvalidFilterError("scope", scope, "'main', 'test' or 'all'")
+        options = SearchOptions(
+            as_of=_parse_as_of(as_of),
+            domain=domain,
+            project=project,
+            prefer_project=prefer_project,
+            scope=scope,
+            path_prefix=path_prefix,
+        )
+        return self._search(query, clue or None, detail, options, limit)
+
+    def ask(
+        self,
+        query: str,
+        clue_provider: ClueProvider,
+        *,
+        max_rounds: int | None = None,
+        **options: object,
+    ) -> SearchResult:
+        """Search, and while the answer is AMBIGUOUS ask ``clue_provider`` for a clue.
+
+        Clues accumulate; the loop stops after ``max_rounds`` (the store's
+        ``max_clue_rounds`` by default) or when the provider returns nothing. An
+        ambiguous answer is never turned into a confident one without a clue that
+        separates the candidates.
+        """
+        rounds = max_rounds if max_rounds is not None else self.store.config.max_clue_rounds
+        result = self.search(query, **options)  # type: ignore[arg-type]
+        clues: list[str] = []
+        while result.status == "ambiguous" and len(clues) < rounds:
+            clue = clue_provider(result)
+            if not clue or not clue.strip():
+                break
+            clues.append(clue.strip())
+            result = self.search(query, clue=" ".join(clues), **options)  # type: ignore[arg-type]
+        return replace(result, clue_rounds=len(clues))
+
+    # ------------------------------------------------------------------ the pipeline
+    def _search(
+        self, query: str, clue: str | None, detail: str, options: SearchOptions, limit: int
+    ) -> SearchResult:
+        store = self.store
+        config = store.config
+        before = store.io.snapshot()
+        q_terms = [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
+        c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
+        if not q_terms:
+            return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
+        filtered = options.as_of or options.scope != "all"
+        found = store.candidates(
+            q_terms + c_terms,
+            limit=CANDIDATES * (4 if filtered else 1),
+            weights=self.weights,
+            domain=options.domain,
+            project=options.project,
+            source_prefix=options.path_prefix,
+        )
+        found = [c for c in found if self._admissible(c.entry, options)]
+        leaves = [c for c in found if c.entry.kind == "leaf"]
+        branches = [c for c in found if c.entry.kind == "branch"]
+        if not leaves:
+            return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
+
+        scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
+        ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
+        ranked = self._corrections_first(ranked, scores, options)
+        best = ranked[0]
+        weights = self._term_weights(q_terms)
+        coverage = _coverage(best, q_terms, weights)
+        if self._is_stray(best, q_terms, weights, coverage):
+            stray = [t for t in best.matched if t in q_terms]
+            return self._finish(
+                query, clue, "not_found", [], [], coverage, 0.0, detail, before, stray=stray
+            )
+        rivals = [c for c in ranked[1:] if not self._same_subject(best, c)]
+        s1 = scores[best.entry.id]
+        s2 = scores[rivals[0].entry.id] if rivals else 0.0
+        margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
+
+        broad_branch = self._broad_answer(query, ranked, branches, scores, options)
+        if broad_branch is not None:
+            branch_entry, members = broad_branch
+            hits = [self._branch_hit(branch_entry, scores)]
+            hits += [self._hit(c, scores[c.entry.id], read=False) for c in members[: limit - 1]]
+            return self._finish(
+                query, clue, "found", hits, [], coverage, margin, detail, before, broad=True
+            )
+
+        tied = [best] + [
+            c for c in rivals if scores[c.entry.id] >= s1 * (1 - config.ambiguity_margin)
+        ]
+        if len(tied) >= 2:
+            hits = [self._hit(c, scores[c.entry.id], read=False) for c in tied[:8]]
+            return self._finish(
+                query, clue, "ambiguous", hits, [], coverage, margin, detail, before
+            )
+
+        budget = config.compact_tokens
+        hits = [self._hit(best, scores[best.entry.id], read=True, q_terms=q_terms, budget=budget)]
+        hits += [self._hit(c, scores[c.entry.id], read=False) for c in ranked[1:limit]]
+        notices = self._notices(hits, options)
+        return self._finish(query, clue, "found", hits, notices, coverage, margin, detail, before)
+
+    # ------------------------------------------------------------------ steps
+    def _admissible(self, entry: Entry, options: SearchOptions) -> bool:
+        if options.as_of is not None:
+            if entry.kind == "leaf" and entry.timestamp > options.as_of:
+                return False
+            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > options.as_of:
+                return False
+        if options.scope != "all" and entry.kind == "leaf":
+            is_test = is_test_path(entry.source)
+            if (options.scope == "main") == is_test:
+                return False
+        return True
+
+    def _adjusted(
+        self,
+        cand: Candidate,
+        q_terms: Sequence[str],
+        c_terms: Sequence[str],
+        options: SearchOptions,
+    ) -> float:
+        score = cand.score
+        if c_terms:
+            has_q = any(t in q_terms for t in cand.matched)
+            has_c = any(t in c_terms for t in cand.matched)
+            score *= CLUE_BOTH if has_q and has_c else CLUE_ONE
+        if options.prefer_project and cand.entry.project not in ("", options.prefer_project):
+            score *= OTHER_PROJECT
+        return score
+
+    def _is_outdated(self, entry: Entry, options: SearchOptions) -> bool:
+        if entry.outdated_by is None:
+            return False
+        return options.as_of is None or (entry.outdated_on or "") <= options.as_of
+
+    def _corrections_first(
+        self, ranked: list[Candidate], scores: dict[str, float], options: SearchOptions
+    ) -> list[Candidate]:
+        """Move each OUTDATED leaf's current version (following the chain) right above it."""
+        store = self.store
+        by_id = {c.entry.id: c for c in ranked}
+        out: list[Candidate] = []
+        placed: set[str] = set()
+        for cand in ranked:
+            if cand.entry.id in placed:
+                continue
+            chain: list[Candidate] = []
+            current = cand
+            seen = {cand.entry.id}
+            while self._is_outdated(current.entry, options) and len(chain) < 10:
+                nxt_id = current.entry.outdated_by
+                assert nxt_id is not None
+                if nxt_id in seen:
+                    break
+                seen.add(nxt_id)
+                nxt = by_id.get(nxt_id)
+                if nxt is None:
+                    entry = store.entry(nxt_id)
+                    if entry is None or not self._admissible(entry, options):
+                        break
+                    nxt = Candidate(entry=entry, score=cand.score, matched=())
+                # The current version answers what its outdated version matched.
+                inherited = tuple(dict.fromkeys((*nxt.matched, *current.matched)))
+                nxt = Candidate(entry=nxt.entry, score=nxt.score, matched=inherited)
+                by_id[nxt_id] = nxt
+                chain.append(nxt)
+                current = nxt
+            for newer in reversed(chain):
+                if newer.entry.id not in placed:
+                    scores[newer.entry.id] = max(
+                        scores.get(newer.entry.id, 0.0), scores[cand.entry.id]
+                    )
+                    out.append(newer)
+                    placed.add(newer.entry.id)
+            out.append(cand)
+            placed.add(cand.entry.id)
+        return out
+
+    def _term_weights(self, q_terms: Sequence[str]) -> dict[str, float]:
+        df = self.store.document_frequencies(q_terms)
+        n = max(self.store.count(), 1)
+        return {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in q_terms}
+
+    def _is_stray(
+        self, best: Candidate, q_terms: Sequence[str], weights: dict[str, float], coverage: float
+    ) -> bool:
+        """NOT FOUND: the best memory shares too little, or only one common word."""
+        matched = [t for t in best.matched if t in q_terms]
+        if not matched or coverage < 0.3:
+            return True
+        if len(matched) == 1 and len(q_terms) >= 3:
+            n = max(self.store.count(), 1)
+            rare = math.log(1 + (n - 0.5) / 1.5)  # the weight of a term found once
+            return weights[matched[0]] < 0.5 * rare
+        return False
+
+    def _same_subject(self, a: Candidate, b: Candidate) -> bool:
+        if a.entry.outdated_by == b.entry.id or b.entry.outdated_by == a.entry.id:
+            return True
+        ta, tb = set(terms(a.entry.excerpt)), set(terms(b.entry.excerpt))
+        if not ta or not tb:
+            return False
+        return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE
+
+    def _broad_answer(
+        self,
+        query: str,
+        ranked: Sequence[Candidate],
+        branches: Sequence[Candidate],
+        scores: dict[str, float],
+        options: SearchOptions,
+    ) -> tuple[Entry, list[Candidate]] | None:
+        """A branch that holds most of the good matches answers a broad question."""
+        if not _BROAD_CUES.search(query):
+            return None
+        top = scores[ranked[0].entry.id]
+        good = [c for c in ranked[:20] if scores[c.entry.id] >= 0.5 * top]
+        if len(good) < BROAD_MIN_LEAVES:
+            return None
+        store = self.store
+        counts: dict[str, list[Candidate]] = {}
+        for cand in good:
+            for ancestor in store.path_to(cand.entry.id)[:-1]:
+                counts.setdefault(ancestor, []).append(cand)
+        for cand in branches:
+            counts.setdefault(cand.entry.id, [])
+        if not counts:
+            return None
+        entries = store.entries(list(counts))
+
+        def rank(node: str) -> tuple[int, float, int]:
+            entry = entries[node]
+            return (len(counts[node]), -entry.layer, -entry.leaf_count)
+
+        node = max((n for n in counts if n in entries), key=rank, default=None)
+        if node is None or len(counts[node]) < BROAD_MIN_LEAVES:
+            return None
+        return entries[node], counts[node]
+
+    # ------------------------------------------------------------------ building hits
+    def _path(self, item_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        ids = tuple(self.store.path_to(item_id))
+        entries = self.store.entries(list(ids[:-1]))
+        return ids, tuple(entries[i].title for i in ids[:-1] if i in entries)
+
+    def _hit(
+        self,
+        cand: Candidate,
+        score: float,
+        *,
+        read: bool,
+        q_terms: Sequence[str] = (),
+        budget: int = 900,
+    ) -> Hit:
+        entry = cand.entry
+        content = ""
+        passage = None
+        if read:
+            text = self.store.read_leaf(entry.id).text
+            if estimate_tokens(text) > budget * 0.6:
+                passage = best_passage(text, q_terms, int(budget * 0.55))
+                content = passage.text
+            else:
+                content = text
+        path, titles = self._path(entry.id)
+        return Hit(
+            id=entry.id,
+            kind=entry.kind,
+            content=content,
+            title=entry.title,
+            excerpt=entry.excerpt,
+            timestamp=entry.timestamp,
+            domain=entry.domain,
+            project=entry.project,
+            source=entry.source,
+            path=path,
+            path_titles=titles,
+            score=round(score, 6),
+            matched=cand.matched,
+            outdated=entry.outdated_by is not None,
+            outdated_by=entry.outdated_by,
+            corrected_on=entry.outdated_on,
+            passage=passage,
+        )
+
+    def _branch_hit(self, entry: Entry, scores: dict[str, float]) -> Hit:
+        branch = self.store.read_branch(entry.id)
+        path, titles = self._path(entry.id)
+        return Hit(
+            id=entry.id,
+            kind="branch",
+            content=f"{branch.title}\n{branch.summary}",
+            title=branch.title,
+            excerpt=entry.excerpt,
+            timestamp=entry.timestamp,
+            domain=entry.domain,
+            project=entry.project,
+            source="",
+            path=path,
+            path_titles=titles,
+            score=round(max(scores.values(), default=0.0), 6),
+            matched=(),
+        )
+
+    def _notices(self, hits: Sequence[Hit], options: SearchOptions) -> list[str]:
+        store = self.store
+        notices: list[str] = []
+        for hit in hits:
+            if not hit.outdated or hit.outdated_by is None:
+                continue
+            if options.as_of is not None and (hit.corrected_on or "") > options.as_of:
+                continue
+            newer = store.entry(hit.outdated_by)
+            newer_text = _clip(newer.excerpt if newer else "", 120)
+            notices.append(
+                f'OUTDATED: "{_clip(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id}) was '
+                f'corrected on {(hit.corrected_on or "")[:10]} by "{newer_text}" '
+                f"({hit.outdated_by}). Answer with the current version and relay the correction."
+            )
+        return notices
+
+    def _finish(
+        self,
+        query: str,
+        clue: str | None,
+        status: str,
+        hits: Sequence[Hit],
+        notices: Sequence[str],
+        coverage: float,
+        margin: float,
+        detail: str,
+        before: IOStats,
+        *,
+        broad: bool = False,
+        stray: Sequence[str] = (),
+    ) -> SearchResult:
+        confidence = round(0.6 * coverage + 0.4 * margin, 3) if status != "not_found" else 0.0
+        shown_query = f"{query} + {clue}" if clue else query
+        compact = render(
+            status=status,
+            query=shown_query,
+            results=hits,
+            notices=notices,
+            confidence=confidence,
+            budget=self.store.config.compact_tokens,
+            detail=detail,
+            broad=broad,
+            stray=stray,
+        )
+        io = self.store.io
+        return SearchResult(
+            query=query,
+            clue=clue,
+            status=status,
+            results=tuple(hits),
+            notices=tuple(notices),
+            confidence=confidence,
+            coverage=round(coverage, 3),
+            margin=round(margin, 3),
+            compact=compact,
+            tokens=estimate_tokens(compact),
+            files_read=io.files_read - before.files_read,
+            bytes_read=io.bytes_read - before.bytes_read,
+            node_reads=io.branch_reads - before.branch_reads,
+            leaf_reads=io.leaf_reads - before.leaf_reads,
+            broad=broad,
+        )
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _ts(entry: Entry) -> float:
+    try:
+        return datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _coverage(best: Candidate, q_terms: Sequence[str], weights: dict[str, float]) -> float:
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    got = sum(weights[t] for t in best.matched if t in weights)
+    return min(1.0, got / total)

@@ -1,0 +1,357 @@
+"""Summarizer backends: what a branch says about the children below it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ihmt_navigator.errors import SummarizerError
+from ihmt_store import STOP_WORDS, fold, terms
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "AnthropicSummarizer",
+    "ChildText",
+    "HeuristicSummarizer",
+    "NodeSummary",
+    "Summarizer",
+    "keywords_of",
+    "summarizer_for",
+]
+
+SUMMARY_CHARS = 420
+TITLE_TERMS = 3
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]|\s*\d+[.)]\s)")
+_WORD = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildText:
+    """What a summarizer reads of one child."""
+
+    id: str
+    kind: str
+    """``leaf`` or ``branch``."""
+    title: str
+    text: str
+    """A leaf's text, or a branch's summary."""
+    keywords: tuple[str, ...] = ()
+    time_start: str | None = None
+    time_end: str | None = None
+    leaf_count: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSummary:
+    """What a summarizer returns for a group of children."""
+
+    title: str
+    summary: str
+    keywords: tuple[str, ...]
+    backend: str
+    """Which backend actually wrote it (a fallback says ``heuristic``)."""
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Condenses children into a branch summary.
+
+    Contract: deterministic for the same input where the backend allows it; never
+    raises for content reasons (a backend that cannot answer falls back); the title is
+    one line, the summary a few sentences, keywords in order of importance.
+    """
+
+    name: str
+
+    def summarize(
+        self, children: Sequence[ChildText], *, domain: str, layer: int
+    ) -> NodeSummary: ...
+
+
+DocumentFrequency = Callable[[Sequence[str]], Mapping[str, int]]
+
+
+def _surface_forms(texts: Sequence[str]) -> dict[str, Counter[str]]:
+    """Map each index term to the words that produced it, as written.
+
+    A capital at the start of a sentence says nothing, so that word counts lower-cased;
+    a capital elsewhere marks a name.
+    """
+    forms: dict[str, Counter[str]] = {}
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            for position, word in enumerate(_WORD.findall(sentence)):
+                shown = word.lower() if position == 0 and word[1:].islower() else word
+                for term in terms(word):
+                    forms.setdefault(term, Counter())[shown] += 1
+    return forms
+
+
+def _weights(
+    texts: Sequence[str], df: DocumentFrequency | None, total: int | None
+) -> dict[str, float]:
+    """TF-IDF of every term over ``texts``, against the store when ``df`` is given."""
+    counts: Counter[str] = Counter()
+    present: Counter[str] = Counter()
+    for text in texts:
+        found = terms(text)
+        counts.update(found)
+        present.update(set(found))
+    if not counts:
+        return {}
+    if df is not None and total:
+        freqs = df(list(counts))
+        n = max(total, 1)
+        return {
+            t: (1 + math.log(c)) * math.log(1 + n / (1 + freqs.get(t, 0)))
+            for t, c in counts.items()
+        }
+    n = len(texts)
+    return {t: (1 + math.log(c)) * math.log(1 + n / present[t]) for t, c in counts.items()}
+
+
+def _readable(term: str, forms: Mapping[str, Counter[str]]) -> str:
+    seen = forms.get(term)
+    if not seen:
+        return term
+    # A capital anywhere but at a sentence start marks a name: that spelling wins.
+    named = {form: count for form, count in seen.items() if form != form.lower()}
+    pool = named or seen
+    return max(pool.items(), key=lambda kv: (kv[1], -len(kv[0]), kv[0]))[0]
+
+
+def keywords_of(
+    text: str, *, limit: int = 6, df: DocumentFrequency | None = None, total: int | None = None
+) -> tuple[str, ...]:
+    """The most telling words of one text, as written (TF-IDF against the store if given)."""
+    weights = _weights([text], df, total)
+    forms = _surface_forms([text])
+    named = {t for t, seen in forms.items() if any(f != f.lower() for f in seen)}
+    ranked = sorted(weights, key=lambda t: (-weights[t], t not in named, t))
+    out: list[str] = []
+    for term in ranked:
+        word = _readable(term, forms)
+        if fold(word) in STOP_WORDS or len(word) < 2 or word in out:
+            continue
+        out.append(word)
+        if len(out) == limit:
+            break
+    return tuple(out)
+
+
+def _span_label(children: Sequence[ChildText]) -> str:
+    starts = [c.time_start for c in children if c.time_start]
+    ends = [c.time_end or c.time_start for c in children if c.time_end or c.time_start]
+    if not starts:
+        return ""
+    first, last = min(starts)[:10], max(e for e in ends if e)[:10]
+    return first if first == last else f"{first} → {last}"
+
+
+class HeuristicSummarizer:
+    """Offline, deterministic extractive summaries: TF-IDF terms and representative sentences.
+
+    Args:
+        document_frequency: how many items of the store contain each term; keywords are
+            then weighed against the whole store, not only against the siblings.
+        total: the number of items in the store (with ``document_frequency``).
+    """
+
+    name = "heuristic"
+
+    def __init__(
+        self,
+        document_frequency: DocumentFrequency | None = None,
+        total: Callable[[], int] | None = None,
+    ) -> None:
+        self._df = document_frequency
+        self._total = total
+
+    def summarize(self, children: Sequence[ChildText], *, domain: str, layer: int) -> NodeSummary:
+        texts = [f"{c.title}\n{c.text}" if c.kind == "branch" else c.text for c in children]
+        total = self._total() if self._total is not None else None
+        weights = _weights(texts, self._df, total)
+        forms = _surface_forms(texts)
+        ranked = sorted(weights, key=lambda t: (-weights[t], t))
+        keywords: list[str] = []
+        for term in ranked:
+            word = _readable(term, forms)
+            if fold(word) in STOP_WORDS or len(word) < 2 or word.isdigit():
+                continue
+            if word.lower() not in (k.lower() for k in keywords):
+                keywords.append(word)
+            if len(keywords) == 10:
+                break
+        # Names first in the title: capitalised words and identifiers say what it is about.
+        entities = [k for k in keywords if k[:1].isupper() or any(ch.isdigit() for ch in k)]
+        title_words = (entities + [k for k in keywords if k not in entities])[:TITLE_TERMS]
+        span = _span_label(children)
+        title = ", ".join(title_words) or domain
+        if span:
+            title = f"{title} · {span}"
+        summary = self._sentences(children, weights)
+        return NodeSummary(
+            title=title, summary=summary, keywords=tuple(keywords), backend=self.name
+        )
+
+    def _sentences(self, children: Sequence[ChildText], weights: Mapping[str, float]) -> str:
+        scored: list[tuple[float, int, int, str]] = []
+        for index, child in enumerate(children):
+            for position, sentence in enumerate(_SENTENCE.split(child.text)):
+                flat = " ".join(sentence.split())
+                if len(flat) < 12:
+                    continue
+                unique = set(terms(flat))
+                if not unique:
+                    continue
+                value = sum(weights.get(t, 0.0) for t in unique) / math.sqrt(len(unique) + 4)
+                scored.append((value, index, position, flat))
+        chosen: list[tuple[int, int, str]] = []
+        used_children: set[int] = set()
+        length = 0
+        for value, index, position, flat in sorted(scored, key=lambda s: (-s[0], s[1], s[2])):
+            del value
+            if index in used_children:
+                continue
+            piece = flat if len(flat) <= 200 else flat[:199] + "…"
+            if length + len(piece) > SUMMARY_CHARS and chosen:
+                break
+            chosen.append((index, position, piece))
+            used_children.add(index)
+            length += len(piece) + 1
+        chosen.sort()
+        return " ".join(piece for _, _, piece in chosen)
+
+
+_PROMPT = """You summarise a group of notes from a developer's long-term memory so that an
+agent can browse them. Domain: {domain}. Layer: {layer} (1 = raw notes, higher = summaries).
+
+Reply with one JSON object and nothing else:
+{{"title": "<at most 10 words naming the subjects, no dates>",
+  "summary": "<2 or 3 factual sentences, at most 420 characters>",
+  "keywords": ["<up to 10 distinctive words>"]}}
+
+Notes:
+{notes}
+"""
+
+
+class AnthropicSummarizer:
+    """Summaries written by a Claude model; every failure falls back to the heuristic.
+
+    Used only when selected; needs the ``anthropic`` package (``pip install
+    'ihmt-navigator[anthropic]'``) and ``ANTHROPIC_API_KEY`` (or ``api_key``). A missing
+    SDK, a missing key, a network error or an unparseable reply is logged and the
+    heuristic summary is returned instead, so a consolidation is never lost.
+
+    Args:
+        model: the model id.
+        api_key: overrides ``ANTHROPIC_API_KEY``.
+        client_options: extra keyword arguments for ``anthropic.Anthropic`` (tests pass
+            an ``http_client`` with a fake transport here).
+        fallback: the backend used when this one cannot answer.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        client_options: Mapping[str, Any] | None = None,
+        fallback: Summarizer | None = None,
+        max_tokens: int = 400,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._options = dict(client_options or {})
+        self._fallback = fallback or HeuristicSummarizer()
+        self._max_tokens = max_tokens
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is not None:
+            return self._client
+        try:
+            import anthropic
+        except ImportError:
+            raise RuntimeError(
+                "the anthropic SDK is not installed: pip install 'ihmt-navigator[anthropic]'"
+            ) from None
+        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise RuntimeError("ANTHROPIC_API_KEY is not set")
+        self._client = anthropic.Anthropic(api_key=key, max_retries=0, **self._options)
+        return self._client
+
+    def summarize(self, children: Sequence[ChildText], *, domain: str, layer: int) -> NodeSummary:
+        try:
+            client = self._get_client()
+            notes = "\n".join(
+                f"- [{(c.time_start or '')[:10]}] {c.title}: {c.text[:600]}" for c in children
+            )
+            reply = client.messages.create(
+                model=self.model,
+                max_tokens=self._max_tokens,
+                messages=[
+                    {
+                        "role": "user",
+                        "content": _PROMPT.format(domain=domain, layer=layer, notes=notes),
+                    }
+                ],
+            )
+            text = "".join(
+                getattr(block, "text", "") for block in getattr(reply, "content", []) or []
+            )
+            return self._parse(text, children)
+        except Exception as exc:  # noqa: BLE001 - any failure must fall back, by contract
+            logger.warning("anthropic summarizer failed (%s); using the heuristic", exc)
+            return self._fallback.summarize(children, domain=domain, layer=layer)
+
+    def _parse(self, text: str, children: Sequence[ChildText]) -> NodeSummary:
+        start, end = text.find("{"), text.rfind("}")
+        if start < 0 or end <= start:
+            raise ValueError("the reply holds no JSON object")
+        data = json.loads(text[start : end + 1])
+        title = str(data["title"]).strip().splitlines()[0][:120]
+        summary = " ".join(str(data["summary"]).split())[: SUMMARY_CHARS + 80]
+        keywords = tuple(str(k).strip() for k in data.get("keywords", []) if str(k).strip())[:10]
+        if not title or not summary:
+            raise ValueError("the reply has an empty title or summary")
+        span = _span_label(children)
+        return NodeSummary(
+            title=f"{title} · {span}" if span else title,
+            summary=summary,
+            keywords=keywords,
+            backend=self.name,
+        )
+
+
+def summarizer_for(
+    backend: str,
+    *,
+    model: str = "",
+    document_frequency: DocumentFrequency | None = None,
+    total: Callable[[], int] | None = None,
+) -> Summarizer:
+    """The summarizer a store's config names (``heuristic`` or ``anthropic``).
+
+    Raises:
+        SummarizerError: an unknown backend name.
+    """
+    heuristic = HeuristicSummarizer(document_frequency, total)
+    if backend == "heuristic":
+        return heuristic
+    if backend == "anthropic":
+        return AnthropicSummarizer(model or "claude-sonnet-4-5", fallback=heuristic)
+    raise SummarizerError(f"unknown summarizer backend {backend!r}: use heuristic or anthropic")

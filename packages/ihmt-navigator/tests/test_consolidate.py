@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ihmt_navigator import Consolidator, branch_id
+from ihmt_store import Branch, ChildRef, Store
+from ihmt_store.testing import make_leaf
+
+Fill = Callable[..., list[str]]
+Consolidate = Callable[[Store], Consolidator]
+
+
+def _notes(n: int, domain: str = "infra") -> list[tuple[str, str, str]]:
+    return [
+        (domain, f"2025-01-{1 + i % 28:02d}", f"host h{i} runs service s{i % 3}") for i in range(n)
+    ]
+
+
+def _reachable(store: Store) -> None:
+    stats = store.stats()
+    assert stats.unreachable == 0
+    trunk = set(store.trunk().top_ids)
+    for entry in store.iter_entries():
+        top = store.path_to(entry.id)[0]
+        assert top in trunk, entry.id
+
+
+def test_branch_factor_loose_leaves_become_one_branch(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    ids = fill(store, _notes(10))
+    report = consolidator(store).consolidate()
+    assert len(report.branches_created) == 2
+    layer1 = list(store.iter_entries("branch"))
+    assert {e.layer for e in layer1} == {1}
+    assert {c.id for b in layer1 for c in store.read_branch(b.id).children} == set(ids[:8])
+    assert [e.id for e in store.unparented(layer=0)] == ids[8:]
+    assert store.stats().unconsolidated == 2
+    _reachable(store)
+
+
+def test_force_closes_the_tree_under_one_top_per_domain(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    fill(store, _notes(10) + _notes(5, "personal"))
+    consolidator(store).consolidate(force=True)
+    tops = store.unparented()
+    assert sorted(e.domain for e in tops) == ["infra", "personal"]
+    assert all(e.kind == "branch" for e in tops)
+    assert store.stats().unconsolidated == 0
+    infra_top = next(e for e in tops if e.domain == "infra")
+    assert infra_top.layer == 2
+    assert infra_top.leaf_count == 10
+    _reachable(store)
+    root = store.read_root()
+    assert set(root.top_ids) == {e.id for e in tops}
+    assert root.domains[0].keywords
+
+
+def test_consolidation_is_idempotent(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=3)
+    fill(store, _notes(20))
+    first = consolidator(store).consolidate(force=True)
+    generation = store.generation
+    again = consolidator(store).consolidate(force=True)
+    assert first.changed and not again.changed
+    assert store.generation == generation
+
+
+def test_the_tree_climbs_layer_by_layer(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=2)
+    fill(store, _notes(8))
+    consolidator(store).consolidate()
+    assert store.stats().depth == 3
+    assert len(store.unparented()) == 1
+    _reachable(store)
+
+
+def test_an_interrupted_event_is_finished_not_orphaned(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    ids = fill(store, _notes(4))
+    node = branch_id("infra", 1, ids)
+    refs = tuple(ChildRef(id=i, kind="leaf", title="t", excerpt="e") for i in ids)
+    # What a crash between writing the branch and stamping its children leaves behind:
+    store.put_branch(
+        Branch(node_id=node, layer=1, domain="infra", title="t", summary="s", children=refs)
+    )
+    store.set_parent(ids[:2], node)
+    report = consolidator(store).consolidate()
+    assert sorted(report.repaired) == sorted(ids[2:])
+    assert report.branches_created == ()
+    assert [e.id for e in store.children(node)] == ids
+    assert store.count("branch") == 1
+    _reachable(store)
+
+
+def _mtimes(root: Path) -> dict[str, int]:
+    return {
+        str(p): p.stat().st_mtime_ns
+        for sub in ("layer0", "layers")
+        for p in (root / sub).rglob("*")
+        if p.is_file()
+    }
+
+
+def test_one_save_then_consolidate_touches_only_a_few_files(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    fill(store, _notes(63))
+    consolidator(store).consolidate()
+    before = _mtimes(store.path)
+    store.put_leaf(make_leaf("host h99 runs service s9", domain="infra", position=99))
+    consolidator(store).consolidate(domains=["infra"])
+    after = _mtimes(store.path)
+    changed = [p for p in after if before.get(p) != after[p]]
+    depth = store.stats().depth
+    # The new leaf, then per layer climbed at most one new branch and the branch_factor
+    # children it stamps: bounded by the depth, never by the number of leaves.
+    assert len(changed) <= 1 + (1 + 4) * depth, changed
+    assert len(changed) < 64 // 2
+    _reachable(store)
+
+
+def test_keywords_are_weighed_against_the_store_not_copied_from_one_child(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    common = [("infra", "2025-01-01", f"The deploy host runs service number {i}") for i in range(8)]
+    special = [
+        ("infra", "2025-02-01", "The deploy host runs Kafka for the ledger stream"),
+        ("infra", "2025-02-02", "Kafka brokers for the ledger keep seven days"),
+        ("infra", "2025-02-03", "The ledger consumer lag alarm fires at 5000"),
+        ("infra", "2025-02-04", "Kafka topic ledger-events has twelve partitions"),
+    ]
+    fill(store, common + special)
+    consolidator(store).consolidate()
+    branches = [store.read_branch(e.id) for e in store.iter_entries("branch")]
+    last = max(branches, key=lambda b: b.time_start or "")
+    assert {"Kafka", "ledger"} <= set(last.keywords[:4])
+    assert "host" not in last.keywords[:3]
+    assert "Kafka" in last.title
+    assert "2025-02-01 → 2025-02-04" in last.title
+    assert last.summary
+    assert last.backend == "heuristic"
+
+
+def test_consolidation_never_loses_or_rewrites_text(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=3)
+    ids = fill(store, _notes(11))
+    texts = {i: store.read_leaf(i).text for i in ids}
+    consolidator(store).consolidate(force=True)
+    assert {i: store.read_leaf(i).text for i in ids} == texts
+    assert all(store.read_leaf(i).parent_id for i in ids)
+    assert os.listdir(store.path / "layers") == ["1", "2", "3"] or store.stats().depth >= 2
