@@ -1,0 +1,198 @@
+"""The timeline's cache on disk: an append-only journal of per-leaf fact sets.
+
+``state/facts.jsonl`` starts with a header line (format and a random epoch) followed by one
+JSON line per change: a leaf's complete fact set and its correction, the last line for a
+leaf winning. Recording a fact appends one line; compaction (and rebuild) rewrite the
+file atomically with one line per leaf. Other processes follow by reading what was
+appended since their last look, and reload from scratch when the epoch changed.
+
+The file is derived: it can be deleted at any time and is rebuilt from the leaves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ihmt_facts._records import Fact
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FORMAT", "Journal", "JournalDamagedError", "LeafRecord"]
+
+FORMAT = 1
+"""Version of the journal's line format; another number means: rebuild it."""
+
+
+class JournalDamagedError(Exception):
+    """The journal cannot be read (missing header, foreign format, a broken line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeafRecord:
+    """What the timeline knows about one leaf: its facts and its correction."""
+
+    leaf_id: str
+    facts: tuple[Fact, ...]
+    outdated: tuple[str, str] | None
+    """(correcting leaf id, correction date), or None."""
+
+    def to_line(self) -> bytes:
+        data: dict[str, Any] = {
+            "l": self.leaf_id,
+            "f": [[f.subject, f.attribute, f.value, f.timestamp, f.origin] for f in self.facts],
+            "o": list(self.outdated) if self.outdated else None,
+        }
+        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: Any) -> LeafRecord:
+        leaf_id = data["l"]
+        facts = tuple(
+            Fact(subject=s, attribute=a, value=v, timestamp=t, source=leaf_id, origin=o)
+            for s, a, v, t, o in data["f"]
+        )
+        out = data.get("o")
+        return cls(leaf_id, facts, (str(out[0]), str(out[1])) if out else None)
+
+
+class Journal:
+    """Reads and appends ``state/facts.jsonl``; tracks how far this process has read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._header = b""
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self.lines = 0
+        """Change lines in the file (for compaction)."""
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def is_current(self) -> bool:
+        """True when nothing was appended or replaced since the last read (one ``stat``)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        return (st.st_ino, st.st_dev) == self._identity and st.st_size == self._offset
+
+    def read_all(self) -> list[LeafRecord]:
+        """Read the whole file.
+
+        Raises:
+            FileNotFoundError: no journal yet.
+            JournalDamagedError: it cannot be trusted; rebuild it.
+        """
+        with open(self.path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            header = handle.readline()
+            try:
+                head = json.loads(header)
+            except ValueError:
+                raise JournalDamagedError("unreadable header") from None
+            if not isinstance(head, dict) or head.get("ihmt_facts") != FORMAT:
+                raise JournalDamagedError("foreign or newer journal format")
+            self._header = header
+            self._identity = (st.st_ino, st.st_dev)
+            self._offset = len(header)
+            self.lines = 0
+            return self._read_tail(handle)
+
+    def read_new(self) -> list[LeafRecord] | None:
+        """What other processes appended since the last read; None when a full reload is due.
+
+        Raises:
+            JournalDamagedError: an appended line is broken.
+        """
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below, on every path
+        except FileNotFoundError:
+            return None
+        with handle:
+            st = os.fstat(handle.fileno())
+            if (st.st_ino, st.st_dev) != self._identity or st.st_size < self._offset:
+                return None
+            if handle.readline() != self._header:
+                return None
+            if st.st_size == self._offset:
+                return []
+            handle.seek(self._offset)
+            return self._read_tail(handle)
+
+    def _read_tail(self, handle: Any) -> list[LeafRecord]:
+        data = handle.read()
+        end = data.rfind(b"\n") + 1
+        lines = [raw for raw in data[:end].splitlines() if raw.strip()]
+        try:
+            # One parse for the whole tail is several times faster than one per line.
+            raw_records = json.loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            raise JournalDamagedError(f"a broken line after byte {self._offset}") from None
+        latest: dict[str, Any] = {}
+        for item in raw_records:
+            if not isinstance(item, dict) or not isinstance(item.get("l"), str):
+                raise JournalDamagedError(f"a foreign line after byte {self._offset}")
+            latest.pop(item["l"], None)
+            latest[item["l"]] = item  # the last line of a leaf wins; keep the order of change
+        try:
+            records = [LeafRecord.from_json(item) for item in latest.values()]
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise JournalDamagedError(f"a malformed line after byte {self._offset}") from None
+        self.lines += len(lines)
+        self._offset += end
+        return records
+
+    def append(self, records: Iterable[LeafRecord]) -> None:
+        """Append change lines; the caller holds the store's lock and has read to the end.
+
+        A partial last line (a writer killed mid-append) is cut off first: it was never
+        acknowledged.
+        """
+        payload = b"".join(r.to_line() for r in records)
+        if not payload:
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            if os.fstat(fd).st_size != self._offset:
+                logger.warning("cutting an unfinished line off %s", self.path)
+                os.ftruncate(fd, self._offset)
+            written = 0
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+        finally:
+            os.close(fd)
+        self._offset += len(payload)
+        self.lines += payload.count(b"\n")
+
+    def rewrite(self, records: Iterable[LeafRecord]) -> None:
+        """Replace the file atomically with a fresh epoch and one line per record."""
+        header = (
+            json.dumps({"ihmt_facts": FORMAT, "epoch": secrets.token_hex(16)}) + "\n"
+        ).encode()
+        lines = [r.to_line() for r in records]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with open(temp, "wb") as handle:
+                handle.write(header)
+                handle.writelines(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        st = os.stat(self.path)
+        self._header = header
+        self._identity = (st.st_ino, st.st_dev)
+        self._offset = st.st_size
+        self.lines = len(lines)
