@@ -473,18 +473,43 @@ def test_the_store_folder_is_relocatable(tmp_path: Path) -> None:
     assert all(not os.path.isabs(p) for p in paths)
 
 
-def test_a_failed_batch_keeps_every_file_already_written(store: Store) -> None:
+def test_a_failed_batch_changes_nothing(store: Store) -> None:
+    kept = store.put_leaf(make_leaf("saved before", position=0))
     first = make_leaf("first of the batch", position=1)
 
     def failing_batch() -> None:
         with store.batch():
             store.put_leaf(first)
+            store.forget(kept.leaf_id)
+            assert store.entry(first.leaf_id) is not None  # visible inside the batch
             raise RuntimeError("boom")
 
+    generation = store.generation
     with pytest.raises(RuntimeError, match="boom"):
         failing_batch()
-    assert store.read_leaf(first.leaf_id).text == "first of the batch"
+    assert store.entry(first.leaf_id) is None
+    assert not (store.path / store.leaf_path(first.leaf_id, "general")).exists()
+    assert store.read_leaf(kept.leaf_id).text == "saved before"
     assert not (store.path / "state" / "journal").exists()
+    assert list(store.path.rglob("*.ihmt-tmp")) == []
+    assert store.generation == generation
+
+
+def test_an_empty_batch_does_not_move_the_generation(store: Store) -> None:
+    generation = store.generation
+    with store.batch():
+        pass
+    assert store.generation == generation
+
+
+def test_reads_inside_a_batch_see_its_own_writes(store: Store) -> None:
+    leaf = make_leaf("staged")
+    with store.batch():
+        store.put_leaf(leaf)
+        store.annotate(leaf.leaf_id, extra={"seen": True})
+        assert store.read_leaf(leaf.leaf_id).extra == {"seen": True}
+        assert not (store.path / store.leaf_path(leaf.leaf_id, "general")).exists()
+    assert store.read_leaf(leaf.leaf_id).extra == {"seen": True}
 
 
 def test_state_files_of_sibling_packages_stay_inside_state(store: Store) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 from ihmt_navigator._summarize import ChildText, Summarizer, keywords_of
@@ -15,6 +16,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["ConsolidationReport", "Consolidator"]
 
 EXCERPT_CHARS = 160
+EVENTS_PER_BATCH = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +54,10 @@ class Consolidator:
     def __init__(self, store: Store, summarizer: Summarizer) -> None:
         self.store = store
         self.summarizer = summarizer
+        self._df_cache: dict[str, int] = {}
+        self._total = 0
+        self._stack = ExitStack()
+        self._pending_events = 0
 
     def consolidate(
         self, *, force: bool = False, domains: Iterable[str] | None = None
@@ -65,7 +71,14 @@ class Consolidator:
         """
         store = self.store
         created: list[str] = []
-        with store.locked():
+        self._df_cache = {}
+        self._total = store.count()
+        with store.locked(), ExitStack() as stack:
+            # Events are committed EVENTS_PER_BATCH at a time: one disk flush for many
+            # files, and a crash loses at most one uncommitted batch (redone next run).
+            self._stack = stack
+            self._pending_events = 0
+            stack.enter_context(store.batch())
             repaired = self._repair()
             loose = store.unparented()
             wanted = None if domains is None else set(domains)
@@ -79,8 +92,8 @@ class Consolidator:
                 if made:
                     touched.append(domain)
                     created.extend(made)
-            if created or repaired:
-                self._refresh_root()
+        if created or repaired:
+            self._refresh_root()
         if created:
             logger.info("consolidation wrote %d branch(es)", len(created))
         return ConsolidationReport(
@@ -134,8 +147,8 @@ class Consolidator:
         store = self.store
         children: list[ChildText] = []
         refs: list[ChildRef] = []
-        df = store.document_frequencies
-        total = store.count()
+        df = self._document_frequencies
+        total = self._total
         for entry in group:
             start: str | None
             end: str | None
@@ -196,12 +209,24 @@ class Consolidator:
             created=now_timestamp(),
             backend=summary.backend,
         )
-        # The branch first, then the children: a crash in between leaves a branch that
-        # lists unstamped children, which the next run finishes (see _repair).
-        with store.batch():
-            store.put_branch(node)
-            store.set_parent(ids, node.node_id)
+        # The branch first, then the children: were they ever to land apart, the branch
+        # lists unstamped children and the next run finishes them (see _repair).
+        store.put_branch(node)
+        store.set_parent(ids, node.node_id)
+        self._pending_events += 1
+        if self._pending_events >= EVENTS_PER_BATCH:
+            self._stack.close()
+            self._stack.enter_context(store.batch())
+            self._pending_events = 0
         return node.node_id
+
+    def _document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
+        """Store-wide document frequencies, cached for one run (keywords need no more)."""
+        cache = self._df_cache
+        missing = [t for t in query_terms if t not in cache]
+        if missing:
+            cache.update(self.store.document_frequencies(missing))
+        return {t: cache[t] for t in query_terms}
 
     def _refresh_root(self) -> None:
         store = self.store

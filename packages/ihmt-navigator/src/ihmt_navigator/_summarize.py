@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from ihmt_navigator.errors import SummarizerError
@@ -19,6 +20,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "AnthropicSummarizer",
+    "StoreFrequencies",
     "ChildText",
     "HeuristicSummarizer",
     "NodeSummary",
@@ -80,6 +82,40 @@ class Summarizer(Protocol):
 DocumentFrequency = Callable[[Sequence[str]], Mapping[str, int]]
 
 
+class StoreFrequencies:
+    """Document frequencies from a store, cached: keywords need the shape, not the digits.
+
+    The cache is dropped whenever the store has grown by a tenth since it was filled.
+    Call it like ``store.document_frequencies``; ``total()`` gives the item count.
+    """
+
+    def __init__(self, store: _FrequencySource) -> None:
+        self._store = store
+        self._cache: dict[str, int] = {}
+        self._count = -1
+
+    def total(self) -> int:
+        count = self._store.count()
+        if self._count < 0 or count > self._count * 1.1 + 10 or count < self._count:
+            self._cache.clear()
+            self._count = count
+        return count
+
+    def __call__(self, query_terms: Sequence[str]) -> Mapping[str, int]:
+        if self._count < 0:
+            self.total()
+        missing = [t for t in dict.fromkeys(query_terms) if t not in self._cache]
+        if missing:
+            self._cache.update(self._store.document_frequencies(missing))
+        return {t: self._cache[t] for t in query_terms}
+
+
+class _FrequencySource(Protocol):
+    def document_frequencies(self, query_terms: Sequence[str]) -> Mapping[str, int]: ...
+
+    def count(self, kind: str | None = None) -> int: ...
+
+
 def _surface_forms(texts: Sequence[str]) -> dict[str, Counter[str]]:
     """Map each index term to the words that produced it, as written.
 
@@ -91,9 +127,14 @@ def _surface_forms(texts: Sequence[str]) -> dict[str, Counter[str]]:
         for sentence in _SENTENCE.split(text):
             for position, word in enumerate(_WORD.findall(sentence)):
                 shown = word.lower() if position == 0 and word[1:].islower() else word
-                for term in terms(word):
+                for term in _word_terms(word):
                     forms.setdefault(term, Counter())[shown] += 1
     return forms
+
+
+@lru_cache(maxsize=65536)
+def _word_terms(word: str) -> tuple[str, ...]:
+    return tuple(terms(word))
 
 
 def _weights(
@@ -133,16 +174,35 @@ def keywords_of(
     text: str, *, limit: int = 6, df: DocumentFrequency | None = None, total: int | None = None
 ) -> tuple[str, ...]:
     """The most telling words of one text, as written (TF-IDF against the store if given)."""
-    weights = _weights([text], df, total)
-    forms = _surface_forms([text])
-    named = {t for t, seen in forms.items() if any(f != f.lower() for f in seen)}
-    ranked = sorted(weights, key=lambda t: (-weights[t], t not in named, t))
+    counts: Counter[str] = Counter()
+    shown: dict[str, Counter[str]] = {}
+    for sentence in _SENTENCE.split(text):
+        for position, word in enumerate(_WORD.findall(sentence)):
+            found = _word_terms(word)
+            if not found or len(word) < 2 or word.isdigit() or fold(word) in STOP_WORDS:
+                continue
+            head = found[0]
+            counts[head] += 1
+            form = word.lower() if position == 0 and word[1:].islower() else word
+            shown.setdefault(head, Counter())[form] += 1
+    if not counts:
+        return ()
+    if df is not None and total:
+        freqs = df(list(counts))
+        n = max(total, 1)
+        weight = {
+            t: (1 + math.log(c)) * math.log(1 + n / (1 + freqs.get(t, 0)))
+            for t, c in counts.items()
+        }
+    else:
+        weight = {t: 1 + math.log(c) for t, c in counts.items()}
+    named = {t for t, seen in shown.items() if any(f != f.lower() for f in seen)}
+    ranked = sorted(weight, key=lambda t: (-weight[t], t not in named, t))
     out: list[str] = []
     for term in ranked:
-        word = _readable(term, forms)
-        if fold(word) in STOP_WORDS or len(word) < 2 or word in out:
-            continue
-        out.append(word)
+        word = _readable(term, shown)
+        if word.lower() not in (o.lower() for o in out):
+            out.append(word)
         if len(out) == limit:
             break
     return tuple(out)

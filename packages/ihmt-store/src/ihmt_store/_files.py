@@ -24,7 +24,9 @@ __all__ = [
     "parse_leaf",
     "read_json",
     "remove_temp_files",
+    "replace_temp",
     "sync_paths",
+    "write_temp",
 ]
 
 HEADER_START = "<<<IHMT-META\n"
@@ -104,6 +106,34 @@ def _loads(data: bytes, path: Path) -> dict[str, Any]:
 def json_bytes(obj: Any) -> bytes:
     """Indented UTF-8 JSON with a final newline, as every JSON file of the store."""
     return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def write_temp(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a new temporary sibling of ``path`` (not flushed); return its path.
+
+    Raises:
+        StoreIOError: the disk is full, read-only, or refuses the write.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise StoreIOError(_describe(exc), path=path) from exc
+    return tmp
+
+
+def replace_temp(tmp: Path, path: Path) -> None:
+    """Move a temporary file over ``path`` in one atomic rename."""
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StoreIOError(_describe(exc), path=path) from exc
 
 
 def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:

@@ -256,6 +256,7 @@ class Index:
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
+        self._token_delta = 0
 
     def close(self) -> None:
         self.conn.close()
@@ -283,15 +284,19 @@ class Index:
         self.conn.execute("BEGIN IMMEDIATE")
         self._in_tx = True
 
-    def commit(self) -> None:
-        self.conn.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-        )
+    def commit(self, *, changed: bool = True) -> None:
+        """Commit; ``generation`` grows only when something was written."""
+        self._flush_tokens()
+        if changed:
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
         self.conn.execute("COMMIT")
         self._in_tx = False
 
     def rollback(self) -> None:
         """Abandon the open transaction; never raises (the disk may be what failed)."""
+        self._token_delta = 0
         if self._in_tx:
             self._in_tx = False
             try:
@@ -346,12 +351,23 @@ class Index:
             (rowid, *fields),
         )
 
+    def set_parent(self, item_id: str, parent_id: str | None, size: int) -> None:
+        """Change only an item's parent (and file size): its indexed text is unchanged."""
+        self.conn.execute(
+            "UPDATE items SET parent_id = ?, size = ? WHERE id = ?", (parent_id, size, item_id)
+        )
+
     def _add_tokens(self, delta: int) -> None:
-        if delta:
+        # Summed in memory and written once at commit: one UPDATE per batch, not per row.
+        self._token_delta += delta
+
+    def _flush_tokens(self) -> None:
+        if self._token_delta:
             self.conn.execute(
                 "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'indexed_tokens'",
-                (delta,),
+                (self._token_delta,),
             )
+            self._token_delta = 0
 
     def delete(self, item_id: str) -> bool:
         """Remove one item and its full-text row; True if it was there."""
@@ -372,6 +388,7 @@ class Index:
         self.conn.execute("DELETE FROM fts")
         self.conn.execute("DELETE FROM members")
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
+        self._token_delta = 0
 
     # ---------------------------------------------------------------- reads
     def get(self, item_id: str) -> Entry | None:
@@ -540,7 +557,7 @@ class Index:
         if not present:
             return []
         n_rows = self.total_items()
-        total_tokens = int(
+        total_tokens = self._token_delta + int(
             self.conn.execute("SELECT value FROM meta WHERE key = 'indexed_tokens'").fetchone()[0]
         )
         avgdl = max(total_tokens / max(n_rows, 1), 1e-9)

@@ -23,7 +23,9 @@ from ihmt_store._files import (
     parse_leaf,
     read_json,
     remove_temp_files,
+    replace_temp,
     sync_paths,
+    write_temp,
 )
 from ihmt_store._index import (
     SCHEMA_VERSION,
@@ -159,13 +161,22 @@ class StoreStats:
 
 
 class _Batch:
-    """What one locked write session has touched so far."""
+    """What one locked write session has touched so far.
+
+    Files written in a batch go to temporary siblings first; at commit they are flushed
+    to disk together (one ``os.sync`` for many), then each replaces its target in one
+    rename, then the index commits. A reader in the same batch sees the pending bytes.
+    """
 
     def __init__(self, journal: Path) -> None:
         self.journal_path = journal
         self.journal: Any = None
-        self.new_files: list[Path] = []
+        self.pending: dict[Path, tuple[Path, bytes]] = {}
         self.dirs: set[Path] = set()
+        self.removals: set[Path] = set()
+        self.seen: dict[Path, bytes] = {}
+        self.changed = False
+        self.publishing = False
 
     def note(self, rel: str) -> None:
         """Record ``rel`` in the journal before its file is replaced or removed.
@@ -174,15 +185,77 @@ class _Batch:
         The journal is not fsynced: a killed process cannot reorder writes already in
         the page cache, and after a power cut ``rebuild`` still finds every file.
         """
+        self.changed = True
         if self.journal is None:
-            self.journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in _finish
+            self.journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self.journal.write(rel + "\n")
         self.journal.flush()
+
+    def write(self, full: Path, data: bytes) -> None:
+        """Stage ``data`` for ``full``; it replaces the file at commit."""
+        self.removals.discard(full)
+        previous = self.pending.pop(full, None)
+        if previous is not None:
+            _unlink_quietly(previous[0])
+        self.pending[full] = (write_temp(full, data), data)
+        self.dirs.add(full.parent)
+
+    def read(self, full: Path) -> bytes | None:
+        """Bytes staged for ``full`` in this batch, if any.
+
+        Raises:
+            FileNotFoundError: the file is staged for removal.
+        """
+        if full in self.removals:
+            raise FileNotFoundError(full)
+        staged = self.pending.get(full)
+        return staged[1] if staged is not None else self.seen.get(full)
+
+    def remember(self, full: Path, data: bytes) -> None:
+        """Keep bytes read from disk during the batch (consolidation reads a leaf, then
+        stamps it: one open instead of two)."""
+        if len(self.seen) < 4096:
+            self.seen[full] = data
+
+    def remove(self, full: Path) -> None:
+        """Stage the deletion of ``full`` (done at commit, after the writes)."""
+        previous = self.pending.pop(full, None)
+        if previous is not None:
+            _unlink_quietly(previous[0])
+        self.removals.add(full)
+        self.dirs.add(full.parent)
+
+    def publish(self) -> None:
+        """Flush every staged file to disk, then move each into place."""
+        self.publishing = True
+        sync_paths(tmp for tmp, _ in self.pending.values())
+        for full, (tmp, _) in self.pending.items():
+            replace_temp(tmp, full)
+        self.pending.clear()
+        for full in self.removals:
+            _unlink_quietly(full)
+        self.removals.clear()
+        for folder in self.dirs:
+            fsync_dir(folder)
+
+    def abandon(self) -> None:
+        """Drop staged files after a failure: the targets keep their old bytes."""
+        for tmp, _ in self.pending.values():
+            _unlink_quietly(tmp)
+        self.pending.clear()
+        self.removals.clear()
 
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
             self.journal = None
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 class Store:
@@ -374,8 +447,9 @@ class Store:
     def batch(self) -> Iterator[None]:
         """Group many writes into one locked step, one disk flush and one index commit.
 
-        Bulk ingest uses it; nested calls join the outer batch. On an error the files
-        already written stay and are indexed as they are on disk: nothing is lost.
+        Bulk ingest and consolidation use it; nested calls join the outer batch. It is
+        all or nothing: on an error no staged file replaces its target and the index
+        rolls back, so the store stays as it was before the batch.
         """
         with self._writing():
             yield
@@ -392,15 +466,17 @@ class Store:
             try:
                 index.begin()
                 yield batch
-                sync_paths(batch.new_files)
-                for folder in batch.dirs:
-                    fsync_dir(folder)
-                index.commit()
+                batch.publish()
+                index.commit(changed=batch.changed)
             except BaseException as exc:
                 self._batch = None
                 index.rollback()
+                batch.abandon()
                 batch.close()
-                self._settle_after_failure()
+                if batch.publishing:
+                    self._settle_after_failure()
+                else:
+                    self._clear_journal()
                 if isinstance(exc, sqlite3.Error):
                     raise StoreIOError(
                         f"the index could not be written ({exc}); nothing acknowledged was lost",
@@ -509,22 +585,14 @@ class Store:
                         raise ValueError(
                             f"leaf {leaf.leaf_id} already exists in domain {existing.domain}"
                         )
-                self._write_leaf(batch, index, leaf, rel, is_new=existing is None)
+                self._write_leaf(batch, index, leaf, rel)
                 stored.append(leaf)
         return stored
 
-    def _write_leaf(
-        self, batch: _Batch, index: Index, leaf: Leaf, rel: str, *, is_new: bool
-    ) -> None:
+    def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str) -> None:
         data = leaf_bytes(leaf)
-        full = self.path / rel
         batch.note(rel)
-        # A new file is flushed with the whole batch; an existing one is flushed before it
-        # replaces the old version, so a power cut can never leave an acknowledged leaf empty.
-        atomic_write(full, data, durable=not is_new)
-        if is_new:
-            batch.new_files.append(full)
-            batch.dirs.add(full.parent)
+        batch.write(self.path / rel, data)
         row, fields = leaf_row(leaf, rel, len(data))
         index.upsert(row, fields)
 
@@ -540,10 +608,26 @@ class Store:
             raise LeafNotFoundError(leaf_id)
         return self._read_leaf_file(entry.path)
 
+    def _staged(self, full: Path) -> bytes | None:
+        batch = self._batch
+        if batch is not None and self._batch_thread == threading.get_ident():
+            return batch.read(full)
+        return None
+
+    def _read_file(self, full: Path) -> bytes:
+        staged = self._staged(full)
+        if staged is not None:
+            return staged
+        data = full.read_bytes()
+        batch = self._batch
+        if batch is not None and self._batch_thread == threading.get_ident():
+            batch.remember(full, data)
+        return data
+
     def _read_leaf_file(self, rel: str, *, count: bool = True) -> Leaf:
         full = self.path / rel
         try:
-            data = full.read_bytes()
+            data = self._read_file(full)
         except FileNotFoundError:
             raise LeafNotFoundError(Path(rel).stem) from None
         if count:
@@ -585,7 +669,7 @@ class Store:
                 changes["extra"] = {**leaf.extra, **extra}
             new = leaf.evolve(**changes)
             if new != leaf:
-                self._write_leaf(batch, index, new, entry.path, is_new=False)
+                self._write_leaf(batch, index, new, entry.path)
             return new
 
     def forget(self, item_id: str) -> Entry:
@@ -612,20 +696,12 @@ class Store:
                         index,
                         branch.evolve(children=kept, leaf_count=max(0, branch.leaf_count - 1)),
                         parent.path,
-                        is_new=False,
                     )
             for other in index.corrected_by(item_id):
                 old = self._read_leaf_file(other.path, count=False)
-                self._write_leaf(
-                    batch, index, old.evolve(outdated_by=None), other.path, is_new=False
-                )
+                self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path)
             batch.note(entry.path)
-            full = self.path / entry.path
-            try:
-                os.unlink(full)
-            except FileNotFoundError:
-                pass
-            batch.dirs.add(full.parent)
+            batch.remove(self.path / entry.path)
             index.delete(item_id)
             return entry
 
@@ -642,19 +718,13 @@ class Store:
             existing = index.get(branch.node_id)
             if existing is not None and branch.parent_id is None and existing.parent_id:
                 branch = branch.evolve(parent_id=existing.parent_id)
-            self._write_branch(batch, index, branch, rel, is_new=existing is None)
+            self._write_branch(batch, index, branch, rel)
             return branch
 
-    def _write_branch(
-        self, batch: _Batch, index: Index, branch: Branch, rel: str, *, is_new: bool
-    ) -> None:
+    def _write_branch(self, batch: _Batch, index: Index, branch: Branch, rel: str) -> None:
         data = branch_bytes(branch)
-        full = self.path / rel
         batch.note(rel)
-        atomic_write(full, data, durable=not is_new)
-        if is_new:
-            batch.new_files.append(full)
-            batch.dirs.add(full.parent)
+        batch.write(self.path / rel, data)
         row, fields = branch_row(branch, rel, len(data))
         index.upsert(row, fields, [c.id for c in branch.children])
 
@@ -672,7 +742,7 @@ class Store:
     def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
         full = self.path / rel
         try:
-            data = full.read_bytes()
+            data = self._read_file(full)
         except FileNotFoundError:
             raise BranchNotFoundError(Path(rel).stem) from None
         if count:
@@ -697,16 +767,16 @@ class Store:
                     raise LeafNotFoundError(child)
                 if entry.parent_id == parent_id:
                     continue
+                # Only the header changes: the file is rewritten, the full-text row stays.
                 if entry.kind == "leaf":
                     leaf = self._read_leaf_file(entry.path, count=False)
-                    self._write_leaf(
-                        batch, index, leaf.evolve(parent_id=parent_id), entry.path, is_new=False
-                    )
+                    data = leaf_bytes(leaf.evolve(parent_id=parent_id))
                 else:
                     branch = self._read_branch_file(entry.path, count=False)
-                    self._write_branch(
-                        batch, index, branch.evolve(parent_id=parent_id), entry.path, is_new=False
-                    )
+                    data = branch_bytes(branch.evolve(parent_id=parent_id))
+                batch.note(entry.path)
+                batch.write(self.path / entry.path, data)
+                index.set_parent(child, parent_id, len(data))
 
     def remove_branch(self, node_id: str) -> None:
         """Delete a branch file and detach its children (they go back to the trunk).
@@ -720,10 +790,7 @@ class Store:
                 raise BranchNotFoundError(node_id)
             self.set_parent([c.id for c in index.children(node_id)], None)
             batch.note(entry.path)
-            try:
-                os.unlink(self.path / entry.path)
-            except FileNotFoundError:
-                pass
+            batch.remove(self.path / entry.path)
             index.delete(node_id)
 
     # ================================================================= the trunk
