@@ -25,6 +25,7 @@ from ihmt_navigator._summarize import (
     ChildText,
     HeuristicSummarizer,
     NodeSummary,
+    StoreFrequencies,
     Summarizer,
     keywords_of,
     summarizer_for,
@@ -58,6 +59,7 @@ __all__ = [
     "NodeSummary",
     "HeuristicSummarizer",
     "AnthropicSummarizer",
+    "StoreFrequencies",
     "keywords_of",
     "summarizer_for",
     # errors
