@@ -77,13 +77,19 @@ def render(
     detail: str,
     broad: bool,
     stray: Sequence[str] = (),
+    unknown: Sequence[str] = (),
 ) -> str:
     """The text for an agent; compact stays within ``budget`` estimated tokens."""
     full = detail == "full"
     out: list[str] = []
     if status == "not_found":
         out.append(f'NOT FOUND · nothing in memory answers "{query}".')
-        if stray:
+        if unknown:
+            out.append(
+                f"Nothing stored mentions {', '.join(repr(u) for u in unknown)}. "
+                "Say you do not know rather than guess."
+            )
+        elif stray:
             out.append(
                 f"The closest memory shares only {', '.join(repr(s) for s in stray)} with the "
                 "question, which is not enough to answer it. Say you do not know."

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
+from functools import lru_cache
 
 from ihmt_navigator._records import Hit, SearchResult
 from ihmt_navigator._render import best_passage, render
@@ -35,6 +36,9 @@ OTHER_PROJECT = 0.6
 NEAR_DUPLICATE = 0.7
 """Jaccard of term sets above which two memories are about the same thing."""
 BROAD_MIN_LEAVES = 3
+TIE_MISSING = 0.1
+"""A rival ties only if it lacks at most this share (by weight) of what the best matched."""
+NAMESAKE_POOL = 10
 
 _QUERY_FLUFF_WORDS = """
 know knew tell remember recall say said mention mentioned anything something thing things stuff
@@ -194,15 +198,29 @@ class Navigator:
         best = ranked[0]
         weights = self._term_weights(q_terms)
         coverage = _coverage(best, q_terms, weights)
+        unknown = self._unknown_names(query, weights)
+        if unknown:
+            return self._finish(
+                query, clue, "not_found", [], [], coverage, 0.0, detail, before, unknown=unknown
+            )
         if self._is_stray(best, q_terms, weights, coverage):
             stray = [t for t in best.matched if t in q_terms]
             return self._finish(
                 query, clue, "not_found", [], [], coverage, 0.0, detail, before, stray=stray
             )
-        rivals = [c for c in ranked[1:] if not self._same_subject(best, c)]
         s1 = scores[best.entry.id]
+        tie_floor = s1 * (1 - config.ambiguity_margin)
+        rivals = self._rivals(best, ranked, scores, tie_floor, options)
         s2 = scores[rivals[0].entry.id] if rivals else 0.0
         margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
+
+        # Several people (or things) share the name the question uses: ask which one.
+        namesakes = self._namesakes(query, best, ranked, scores, options) if not c_terms else []
+        if len(namesakes) >= 2:
+            hits = [self._hit(c, scores[c.entry.id], read=False) for c in namesakes[:8]]
+            return self._finish(
+                query, clue, "ambiguous", hits, [], coverage, margin, detail, before
+            )
 
         broad_branch = self._broad_answer(query, ranked, branches, scores, options)
         if broad_branch is not None:
@@ -213,8 +231,10 @@ class Navigator:
                 query, clue, "found", hits, [], coverage, margin, detail, before, broad=True
             )
 
+        # Near-equal memories about other subjects that the question cannot tell apart:
+        # each holds (almost) every word the best one matched.
         tied = [best] + [
-            c for c in rivals if scores[c.entry.id] >= s1 * (1 - config.ambiguity_margin)
+            c for c in rivals if scores[c.entry.id] >= tie_floor and _indistinct(best, c, weights)
         ]
         if len(tied) >= 2:
             hits = [self._hit(c, scores[c.entry.id], read=False) for c in tied[:8]]
@@ -323,10 +343,85 @@ class Navigator:
             return weights[matched[0]] < 0.5 * rare
         return False
 
+    def _rivals(
+        self,
+        best: Candidate,
+        ranked: Sequence[Candidate],
+        scores: dict[str, float],
+        tie_floor: float,
+        options: SearchOptions,
+    ) -> list[Candidate]:
+        """Current memories about another subject that come close to the best one.
+
+        An OUTDATED memory is history, not a rival; a near-duplicate of the best is the
+        same subject. Stops at the first rival below the tie floor (enough for the margin).
+        """
+        out: list[Candidate] = []
+        for cand in ranked[1:]:
+            if self._is_outdated(cand.entry, options) or self._same_subject(best, cand):
+                continue
+            out.append(cand)
+            if scores[cand.entry.id] < tie_floor:
+                break
+        return out
+
+    def _unknown_names(self, query: str, weights: dict[str, float]) -> list[str]:
+        """Names in the question (an identifier, a capitalised word inside a sentence, a
+        number) of which the store holds no trace at all: the memory cannot be about them."""
+        n = max(self.store.count(), 1)
+        never = math.log(1 + (n + 0.5) / 0.5)  # the weight of a term found nowhere
+        found: list[str] = []
+        for sentence in _SENTENCES.split(query):
+            for position, word in enumerate(_NAME_WORD.findall(sentence)):
+                if not _is_name(word, position):
+                    continue
+                parts = [t for t in terms(word) if t in weights]
+                if not parts:
+                    continue
+                numbered = [t for t in parts if any(ch.isdigit() for ch in t)]
+                # An identifier's number is what names it: PLAT-15826 is unknown even
+                # though PLAT is everywhere.
+                if all(weights[t] >= never for t in numbered or parts):
+                    found.append(word)
+        return found
+
+    def _namesakes(
+        self,
+        query: str,
+        best: Candidate,
+        ranked: Sequence[Candidate],
+        scores: dict[str, float],
+        options: SearchOptions,
+    ) -> list[Candidate]:
+        """Candidates in which a bare name of the question belongs to different people.
+
+        "Luis" asked alone, while good matches say "Luis Carrasco" and "Luis Sato", has
+        several referents; "Luis Sato" in the question has one.
+        """
+        names = _bare_names(query)
+        if not names:
+            return []
+        s1 = scores[best.entry.id]
+        pool = [
+            c
+            for c in ranked[:NAMESAKE_POOL]
+            if scores[c.entry.id] >= 0.5 * s1 and not self._is_outdated(c.entry, options)
+        ]
+        for name in names:
+            follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
+            seen: dict[str, Candidate] = {}
+            for cand in pool:
+                match = follower.search(cand.entry.excerpt)
+                if match and match.group(1) not in seen:
+                    seen[match.group(1)] = cand
+            if len(seen) >= 2:
+                return list(seen.values())
+        return []
+
     def _same_subject(self, a: Candidate, b: Candidate) -> bool:
         if a.entry.outdated_by == b.entry.id or b.entry.outdated_by == a.entry.id:
             return True
-        ta, tb = set(terms(a.entry.excerpt)), set(terms(b.entry.excerpt))
+        ta, tb = _excerpt_terms(a.entry.excerpt), _excerpt_terms(b.entry.excerpt)
         if not ta or not tb:
             return False
         return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE
@@ -340,7 +435,7 @@ class Navigator:
         options: SearchOptions,
     ) -> tuple[Entry, list[Candidate]] | None:
         """A branch that holds most of the good matches answers a broad question."""
-        if not _BROAD_CUES.search(query):
+        if not _BROAD_CUES.search(query) or any(ch.isdigit() for ch in query):
             return None
         top = scores[ranked[0].entry.id]
         good = [c for c in ranked[:20] if scores[c.entry.id] >= 0.5 * top]
@@ -462,6 +557,7 @@ class Navigator:
         *,
         broad: bool = False,
         stray: Sequence[str] = (),
+        unknown: Sequence[str] = (),
     ) -> SearchResult:
         confidence = round(0.6 * coverage + 0.4 * margin, 3) if status != "not_found" else 0.0
         shown_query = f"{query} + {clue}" if clue else query
@@ -475,6 +571,7 @@ class Navigator:
             detail=detail,
             broad=broad,
             stray=stray,
+            unknown=unknown,
         )
         io = self.store.io
         return SearchResult(
@@ -496,6 +593,40 @@ class Navigator:
         )
 
 
+@lru_cache(maxsize=4096)
+def _excerpt_terms(excerpt: str) -> frozenset[str]:
+    return frozenset(terms(excerpt))
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_NAME_WORD = re.compile(r"[^\W_][\w./#+-]*[^\W_]|[^\W_]", re.UNICODE)
+
+
+def _is_name(word: str, position: int) -> bool:
+    """An identifier, a number or a capitalised word that does not start the sentence."""
+    if len(word) < 3:
+        return False
+    if any(ch.isdigit() for ch in word):
+        return True
+    if word.isupper() or any(ch.isupper() for ch in word[1:]):
+        return True
+    return position > 0 and word[0].isupper()
+
+
+def _bare_names(query: str) -> list[str]:
+    """Capitalised names in the question not followed by another capitalised word
+    (a first name alone); a one-word question counts as a name."""
+    words = _NAME_WORD.findall(query)
+    out: list[str] = []
+    for position, word in enumerate(words):
+        capital = word[:1].isupper() and word[1:].islower() and len(word) >= 3
+        nxt = words[position + 1] if position + 1 < len(words) else ""
+        followed = nxt[:1].isupper()
+        if capital and not followed and (position > 0 or len(words) == 1):
+            out.append(word.removesuffix("'s").removesuffix("’s"))
+    return out
+
+
 def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -506,6 +637,14 @@ def _ts(entry: Entry) -> float:
         return datetime.fromisoformat(entry.timestamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0
+
+
+def _indistinct(best: Candidate, rival: Candidate, weights: dict[str, float]) -> bool:
+    """True when the question gives nothing that prefers ``best`` over ``rival``."""
+    mine = {t for t in best.matched if t in weights}
+    total = sum(weights[t] for t in mine)
+    missing = sum(weights[t] for t in mine - set(rival.matched))
+    return total > 0 and missing <= TIE_MISSING * total
 
 
 def _coverage(best: Candidate, q_terms: Sequence[str], weights: dict[str, float]) -> float:
