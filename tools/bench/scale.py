@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import Answer, run  # noqa: E402 - the benchmark's own modules, beside this file
-from _memories import Memory  # noqa: E402
+from _harness import Answer, run
+from _memories import Memory
 
-from ihmt_navigator import Consolidator, Navigator, StoreFrequencies, summarizer_for  # noqa: E402
-from ihmt_store import Correction, Leaf, Store, StoreConfig, leaf_id_for  # noqa: E402
+from ihmt_navigator import Consolidator, Navigator, StoreFrequencies, summarizer_for
+from ihmt_store import Correction, Leaf, Store, StoreConfig, leaf_id_for
 
 DOMAINS = {
     "decision": "decisions",
@@ -88,10 +88,12 @@ class NavigatorSystem:
         for start in range(0, len(memories), BATCH):
             chunk = memories[start : start + BATCH]
             leaves = [self._leaf(m, start + i) for i, m in enumerate(chunk)]
+            # Saved and consolidated in one batch: a leaf is written to disk once, with
+            # its parent already stamped.
             with self.store.batch():
                 self.store.put_leaves(leaves)
+                self.consolidator.consolidate(domains={leaf.domain for leaf in leaves})
             ids += [leaf.leaf_id for leaf in leaves]
-        self.consolidator.consolidate()
         self._id_of.update((m.id_hint, i) for m, i in zip(memories, ids, strict=True))
         return ids
 

@@ -28,7 +28,7 @@ __all__ = ["ClueProvider", "Navigator", "SearchOptions", "is_test_path"]
 ClueProvider = Callable[[SearchResult], "str | None"]
 """Given an AMBIGUOUS result, return a clue (or None/empty to stop)."""
 
-CANDIDATES = 60
+CANDIDATES = 30
 CLUE_BOTH = 1.6
 CLUE_ONE = 0.7
 OTHER_PROJECT = 0.6
@@ -102,6 +102,8 @@ class Navigator:
     def __init__(self, store: Store, *, weights: FieldWeights | None = None) -> None:
         self.store = store
         self.weights = weights or FieldWeights()
+        self._n = 1
+        self._paths: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ public
     def search(
@@ -173,6 +175,8 @@ class Navigator:
         store = self.store
         config = store.config
         before = store.io.snapshot()
+        self._n = max(store.count(), 1)
+        self._paths = {}
         q_terms = [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
@@ -217,6 +221,7 @@ class Navigator:
         # Several people (or things) share the name the question uses: ask which one.
         namesakes = self._namesakes(query, best, ranked, scores, options) if not c_terms else []
         if len(namesakes) >= 2:
+            self._prefetch(namesakes[:8])
             hits = [self._hit(c, scores[c.entry.id], read=False) for c in namesakes[:8]]
             return self._finish(
                 query, clue, "ambiguous", hits, [], coverage, margin, detail, before
@@ -237,12 +242,14 @@ class Navigator:
             c for c in rivals if scores[c.entry.id] >= tie_floor and _indistinct(best, c, weights)
         ]
         if len(tied) >= 2:
+            self._prefetch(tied[:8])
             hits = [self._hit(c, scores[c.entry.id], read=False) for c in tied[:8]]
             return self._finish(
                 query, clue, "ambiguous", hits, [], coverage, margin, detail, before
             )
 
         budget = config.compact_tokens
+        self._prefetch(ranked[:limit])
         hits = [self._hit(best, scores[best.entry.id], read=True, q_terms=q_terms, budget=budget)]
         hits += [self._hit(c, scores[c.entry.id], read=False) for c in ranked[1:limit]]
         notices = self._notices(hits, options)
@@ -327,7 +334,7 @@ class Navigator:
 
     def _term_weights(self, q_terms: Sequence[str]) -> dict[str, float]:
         df = self.store.document_frequencies(q_terms)
-        n = max(self.store.count(), 1)
+        n = self._n
         return {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in q_terms}
 
     def _is_stray(
@@ -338,7 +345,7 @@ class Navigator:
         if not matched or coverage < 0.3:
             return True
         if len(matched) == 1 and len(q_terms) >= 3:
-            n = max(self.store.count(), 1)
+            n = self._n
             rare = math.log(1 + (n - 0.5) / 1.5)  # the weight of a term found once
             return weights[matched[0]] < 0.5 * rare
         return False
@@ -368,7 +375,7 @@ class Navigator:
     def _unknown_names(self, query: str, weights: dict[str, float]) -> list[str]:
         """Names in the question (an identifier, a capitalised word inside a sentence, a
         number) of which the store holds no trace at all: the memory cannot be about them."""
-        n = max(self.store.count(), 1)
+        n = self._n
         never = math.log(1 + (n + 0.5) / 0.5)  # the weight of a term found nowhere
         found: list[str] = []
         for sentence in _SENTENCES.split(query):
@@ -462,8 +469,15 @@ class Navigator:
         return entries[node], counts[node]
 
     # ------------------------------------------------------------------ building hits
+    def _prefetch(self, cands: Sequence[Candidate]) -> None:
+        """Fetch the tree paths of the hits about to be built, in one query."""
+        wanted = [c.entry.id for c in cands if c.entry.id not in self._paths]
+        if wanted:
+            self._paths.update(self.store.paths_to(wanted))
+
     def _path(self, item_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        ids = tuple(self.store.path_to(item_id))
+        cached = self._paths.get(item_id)
+        ids = tuple(cached) if cached else tuple(self.store.path_to(item_id))
         entries = self.store.entries(list(ids[:-1]))
         return ids, tuple(entries[i].title for i in ids[:-1] if i in entries)
 

@@ -13,6 +13,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,15 @@ class Candidate:
     """The query terms this item contains."""
 
 
+@lru_cache(maxsize=1024)
+def _indexed(text: str) -> str:
+    """The normalised terms of ``text`` as the full-text table stores them.
+
+    Cached: a short memory's title is its whole text, so it is normalised once.
+    """
+    return " ".join(terms(text))
+
+
 def leaf_title(leaf: Leaf) -> str:
     """A one-line title for a leaf: ``extra.title`` when given, else its first line."""
     given = leaf.extra.get("title")
@@ -202,10 +212,10 @@ def leaf_row(leaf: Leaf, path: str, size: int) -> tuple[tuple[Any, ...], tuple[s
         estimate_tokens(leaf.text),
     )
     fields = (
-        " ".join(terms(title)),
-        " ".join(terms(keywords + " " + leaf.domain.replace(".", " "))),
-        " ".join(terms(_tag_words(leaf.tags))),
-        " ".join(terms(leaf.text)),
+        _indexed(title),
+        _indexed(keywords + " " + leaf.domain.replace(".", " ")),
+        _indexed(_tag_words(leaf.tags)),
+        _indexed(leaf.text),
     )
     return row, fields
 
@@ -235,10 +245,10 @@ def branch_row(branch: Branch, path: str, size: int) -> tuple[tuple[Any, ...], t
         estimate_tokens(branch.summary),
     )
     fields = (
-        " ".join(terms(branch.title)),
-        " ".join(terms(" ".join(branch.keywords))),
-        " ".join(terms(branch.domain.replace(".", " "))),
-        " ".join(terms(branch.summary)),
+        _indexed(branch.title),
+        _indexed(" ".join(branch.keywords)),
+        _indexed(branch.domain.replace(".", " ")),
+        _indexed(branch.summary),
     )
     return row, fields
 
@@ -456,6 +466,24 @@ class Index:
         sql += " ORDER BY id"
         for row in self.conn.execute(sql, args):
             yield Entry._from_row(row)
+
+    def ancestors(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each id, its chain of parents, nearest first (one recursive query)."""
+        out: dict[str, list[str]] = {i: [] for i in ids}
+        if not ids:
+            return out
+        marks = ", ".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"WITH RECURSIVE up(start, id, parent, depth) AS ("
+            f" SELECT id, id, parent_id, 0 FROM items WHERE id IN ({marks})"
+            " UNION ALL SELECT up.start, items.id, items.parent_id, up.depth + 1"
+            " FROM items JOIN up ON items.id = up.parent WHERE up.depth < 64)"
+            " SELECT start, id FROM up WHERE depth > 0 ORDER BY start, depth",
+            list(ids),
+        )
+        for start, item in rows:
+            out[start].append(item)
+        return out
 
     def parents_of(self, ids: Sequence[str]) -> dict[str, str | None]:
         out: dict[str, str | None] = {}

@@ -163,15 +163,18 @@ class StoreStats:
 class _Batch:
     """What one locked write session has touched so far.
 
-    Files written in a batch go to temporary siblings first; at commit they are flushed
-    to disk together (one ``os.sync`` for many), then each replaces its target in one
-    rename, then the index commits. A reader in the same batch sees the pending bytes.
+    Files written in a batch are kept in memory until the commit; then each goes to a
+    temporary sibling, all are flushed to disk together (one ``os.sync`` for many), each
+    replaces its target in one rename, and the index commits. A file written twice in
+    a batch (a leaf saved, then stamped by consolidation) reaches the disk once. A
+    reader in the same batch sees the staged bytes.
     """
 
     def __init__(self, journal: Path) -> None:
         self.journal_path = journal
         self.journal: Any = None
-        self.pending: dict[Path, tuple[Path, bytes]] = {}
+        self.pending: dict[Path, bytes] = {}
+        self.temps: list[Path] = []
         self.dirs: set[Path] = set()
         self.removals: set[Path] = set()
         self.seen: dict[Path, bytes] = {}
@@ -194,10 +197,7 @@ class _Batch:
     def write(self, full: Path, data: bytes) -> None:
         """Stage ``data`` for ``full``; it replaces the file at commit."""
         self.removals.discard(full)
-        previous = self.pending.pop(full, None)
-        if previous is not None:
-            _unlink_quietly(previous[0])
-        self.pending[full] = (write_temp(full, data), data)
+        self.pending[full] = data
         self.dirs.add(full.parent)
 
     def read(self, full: Path) -> bytes | None:
@@ -209,7 +209,7 @@ class _Batch:
         if full in self.removals:
             raise FileNotFoundError(full)
         staged = self.pending.get(full)
-        return staged[1] if staged is not None else self.seen.get(full)
+        return staged if staged is not None else self.seen.get(full)
 
     def remember(self, full: Path, data: bytes) -> None:
         """Keep bytes read from disk during the batch (consolidation reads a leaf, then
@@ -219,19 +219,23 @@ class _Batch:
 
     def remove(self, full: Path) -> None:
         """Stage the deletion of ``full`` (done at commit, after the writes)."""
-        previous = self.pending.pop(full, None)
-        if previous is not None:
-            _unlink_quietly(previous[0])
+        self.pending.pop(full, None)
         self.removals.add(full)
         self.dirs.add(full.parent)
 
     def publish(self) -> None:
-        """Flush every staged file to disk, then move each into place."""
+        """Write every staged file beside its target, flush them all, move each in place."""
         self.publishing = True
-        sync_paths(tmp for tmp, _ in self.pending.values())
-        for full, (tmp, _) in self.pending.items():
+        moves = []
+        for full, data in self.pending.items():
+            tmp = write_temp(full, data)
+            self.temps.append(tmp)
+            moves.append((tmp, full))
+        sync_paths(tmp for tmp, _ in moves)
+        for tmp, full in moves:
             replace_temp(tmp, full)
         self.pending.clear()
+        self.temps.clear()
         for full in self.removals:
             _unlink_quietly(full)
         self.removals.clear()
@@ -239,9 +243,10 @@ class _Batch:
             fsync_dir(folder)
 
     def abandon(self) -> None:
-        """Drop staged files after a failure: the targets keep their old bytes."""
-        for tmp, _ in self.pending.values():
+        """Drop what was staged after a failure: every target keeps its old bytes."""
+        for tmp in self.temps:
             _unlink_quietly(tmp)
+        self.temps.clear()
         self.pending.clear()
         self.removals.clear()
 
@@ -900,6 +905,15 @@ class Store:
             parent = index.parents_of([parent]).get(parent)
         chain.reverse()
         return chain
+
+    def paths_to(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
+        """:meth:`path_to` for many items in one query (unknown ids get ``[]``)."""
+        known = self._idx.ancestors(list(dict.fromkeys(item_ids)))
+        out: dict[str, list[str]] = {}
+        for item in item_ids:
+            chain = known.get(item, [])
+            out[item] = [*reversed(chain), item] if self._idx.get(item) is not None else []
+        return out
 
     def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
         """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both)."""

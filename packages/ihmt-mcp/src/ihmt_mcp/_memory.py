@@ -1,0 +1,770 @@
+"""``Memory``: the one composition of store, chunkers, facts and navigator."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ihmt_chunkers import BinaryContentError, DocType, chunk, decode
+from ihmt_mcp._files import walk_files
+from ihmt_mcp._records import (
+    FiledAs,
+    ForgetResult,
+    IngestReport,
+    MemoryStats,
+    ReplaceOutcome,
+    SaveResult,
+    TreeItem,
+)
+from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._settings import Settings
+from ihmt_mcp._tree import refresh_branches, refresh_trunk
+from ihmt_mcp.errors import ContentTooLargeError, EmptyContentError, SecretRefusedError
+from ihmt_navigator import (
+    ConsolidationReport,
+    Consolidator,
+    Navigator,
+    SearchResult,
+    StoreFrequencies,
+    Summarizer,
+    summarizer_for,
+)
+from ihmt_store import (
+    Leaf,
+    LeafNotFoundError,
+    RebuildReport,
+    Span,
+    Store,
+    StoreConfig,
+    leaf_id_for,
+    normalize_timestamp,
+    now_timestamp,
+    safe_domain,
+)
+
+if TYPE_CHECKING:
+    from ihmt_facts import Contradiction, Fact, Timeline, TimelineStats
+    from ihmt_mcp._project import ProjectIndex
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
+
+MAX_SAVE_CHARS = 200_000
+"""A single ``save`` above this is refused: memories are facts, not archives."""
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""``ingest`` skips files larger than this."""
+DETECT_DOMAINS = frozenset({"", "general", "auto"})
+"""Domains that mean "file it where its content belongs"."""
+CONTENT_TYPES = {t.value: t for t in DocType}
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, item)`` during ``ingest``."""
+
+
+def _content_type(value: str | None) -> DocType | None:
+    if value is None:
+        return None
+    key = value.strip().lower()
+    if key in ("", "auto"):
+        return None
+    if key not in CONTENT_TYPES:
+        kinds = ", ".join(["auto", *CONTENT_TYPES])
+        raise ValueError(f"unknown content_type {value!r}: use one of {kinds}")
+    return CONTENT_TYPES[key]
+
+
+def _domain(value: str | None) -> str | None:
+    if value is None or value.strip().lower() in DETECT_DOMAINS:
+        return None
+    try:
+        return safe_domain(value.strip().lower())
+    except ValueError:
+        raise ValueError(
+            f"invalid domain {value!r}: use dotted lower-case words such as 'software.infra'"
+        ) from None
+
+
+def _timestamp(value: str | date | datetime | None) -> str | None:
+    if value is None or value == "":
+        return None
+    try:
+        return normalize_timestamp(value)
+    except ValueError:
+        raise ValueError(f"invalid date {value!r}: use an ISO date such as 2026-02-03") from None
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class Memory:
+    """A long-term memory: save, search, correct and forget, over one store.
+
+    Transport-free: the MCP server, the command line and the web interface all drive
+    this class. Open one with :meth:`open` (from :class:`Settings`) or :meth:`init`.
+    The fact timeline and the summarizer load on first use.
+
+    Args:
+        store: an open store.
+        project: the current project (saves record it, searches prefer it); '' is global.
+        settings: where project indexes live (default: beside the store).
+    """
+
+    def __init__(
+        self, store: Store, *, project: str = "", settings: Settings | None = None
+    ) -> None:
+        self.store = store
+        self.project = project
+        self.settings = settings
+        self._timeline: Timeline | None = None
+        self._navigator: Navigator | None = None
+        self._summarizer: Summarizer | None = None
+        self._frequencies: StoreFrequencies | None = None
+        self._indexes: dict[Path, ProjectIndex] = {}
+
+    # ================================================================= opening
+    @classmethod
+    def open(cls, settings: Settings | None = None) -> Memory:
+        """Open the memory at ``settings.store_path``, creating it when missing or empty.
+
+        Raises:
+            StoreFormatError: the folder holds other files, or a newer IHMT wrote it.
+            ConfigError: its config is malformed.
+        """
+        settings = settings or Settings.from_env()
+        store = Store.open(settings.store_path, create=True)
+        logger.info("opened memory at %s", settings.store_path)
+        return cls(store, project=settings.default_project(), settings=settings)
+
+    @classmethod
+    def init(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        branch_factor: int | None = None,
+        target_tokens: int | None = None,
+        backend: str | None = None,
+        model: str | None = None,
+        force: bool = False,
+        project: str = "",
+    ) -> Memory:
+        """Create a memory at ``path`` (or open the one there and apply the options).
+
+        Args:
+            force: discard derived state (``state/``) and rebuild it from the files;
+                never touches a leaf.
+        """
+        changes: dict[str, object] = {}
+        if branch_factor is not None:
+            changes["branch_factor"] = branch_factor
+        if target_tokens is not None:
+            changes["target_tokens"] = target_tokens
+        if backend is not None:
+            changes["summarizer_backend"] = backend
+        if model is not None:
+            changes["summarizer_model"] = model
+        folder = Path(path).expanduser()
+        if force and (folder / "state").is_dir():
+            for child in (folder / "state").iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        existed = (folder / "ihmt.config.json").exists()
+        if existed:
+            store = Store.open(folder)
+        else:
+            config = StoreConfig().to_json()
+            config.update(changes)
+            try:
+                store = Store.create(folder, StoreConfig.from_json(config))
+            except TypeError as exc:
+                raise ValueError(str(exc)) from None
+        if existed and changes:
+            store.update_config(**changes)
+        memory = cls(store, project=project)
+        if force:
+            memory.rebuild()
+        return memory
+
+    def close(self) -> None:
+        """Close the store's index connection (every object can be reopened)."""
+        for index in self._indexes.values():
+            index.close()
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.store.path)!r}, project={self.project!r})"
+
+    # ================================================================= lazy parts
+    @property
+    def timeline(self) -> Timeline:
+        """The fact timeline (loaded on first use: a cold load reads its journal)."""
+        if self._timeline is None:
+            from ihmt_facts import Timeline
+
+            self._timeline = Timeline(self.store)
+        return self._timeline
+
+    @property
+    def navigator(self) -> Navigator:
+        """The search over this store."""
+        if self._navigator is None:
+            self._navigator = Navigator(self.store)
+        return self._navigator
+
+    @property
+    def summarizer(self) -> Summarizer:
+        """The summarizer the store's config names."""
+        if self._summarizer is None:
+            self._frequencies = StoreFrequencies(self.store)
+            config = self.store.config
+            self._summarizer = summarizer_for(
+                config.summarizer_backend,
+                model=config.summarizer_model,
+                document_frequency=self._frequencies,
+                total=self._frequencies.total,
+            )
+        return self._summarizer
+
+    def _project(self, project: str | None) -> str:
+        return (self.project if project is None else project).strip()
+
+    # ================================================================= saving
+    def save(
+        self,
+        content: str,
+        domain: str = "general",
+        content_type: str = "auto",
+        replaces: str = "",
+        project: str | None = None,
+        date: str | date | datetime | None = None,
+        tags: Sequence[str] = (),
+    ) -> SaveResult:
+        """Save one memory: refuse secrets, classify and split, store, extract facts, correct.
+
+        Args:
+            content: what to remember, ideally one durable fact with its reason.
+            domain: where to file it; ``general`` lets its content decide.
+            content_type: ``auto`` or a document type (``generic``, ``personal``,
+                ``temporal``, ``process``, ``narrative``, ``code``).
+            replaces: a few words describing an earlier memory this one corrects.
+            project: the project it belongs to (default: the current one; '' = global).
+            date: when what it says became true (default: a date in the text, else now).
+            tags: extra tags to store with it.
+
+        Raises:
+            EmptyContentError, ContentTooLargeError, SecretRefusedError: nothing is written.
+            ValueError: an invalid domain, content type or date.
+        """
+        if not isinstance(content, str) or not content.strip():
+            raise EmptyContentError()
+        if len(content) > MAX_SAVE_CHARS:
+            raise ContentTooLargeError(len(content), MAX_SAVE_CHARS)
+        secrets = find_secrets(content)
+        if secrets:
+            kinds = tuple(dict.fromkeys(s.kind for s in secrets))
+            logger.warning("refused a save holding %s", ", ".join(kinds))
+            raise SecretRefusedError(kinds, tuple(s.line for s in secrets))
+        doc_type = _content_type(content_type)
+        wanted_domain = _domain(domain)
+        when = _timestamp(date)
+        proj = self._project(project)
+        config = self.store.config
+        try:
+            chunked = chunk(
+                content,
+                None,
+                doc_type=doc_type,
+                domain=wanted_domain,
+                target_tokens=config.target_tokens,
+                max_tokens=config.max_tokens,
+            )
+        except BinaryContentError:
+            raise ValueError("the content is binary data, not text; save it as words") from None
+        detection = chunked.detection
+        now = now_timestamp()
+        leaves = self._leaves(
+            chunked.blocks,
+            domain=detection.domain,
+            data_type=detection.doc_type.value.upper(),
+            source="agent",
+            id_source=f"agent:{proj}",
+            tags=(*detection.tags, *tags),
+            project=proj,
+            default_time=when or now,
+        )
+        if not leaves:
+            raise EmptyContentError()
+        target = self._find_replaced(replaces, proj) if replaces.strip() else None
+        with self.store.batch():
+            stored = self.store.put_leaves(leaves)
+        ids = tuple(leaf.leaf_id for leaf in stored)
+        logger.info("saved %d leaf(s) in %s", len(ids), detection.domain)
+        notices = self._ingest_facts(ids)
+        outcome = ReplaceOutcome(status="none")
+        if target is not None:
+            outcome = self._settle_replace(target, ids, replaces)
+        report = self._consolidate_domains({leaf.domain for leaf in stored})
+        return SaveResult(
+            ids=ids,
+            filed_as=FiledAs(
+                doc_type=detection.doc_type.value.upper(),
+                domain=detection.domain,
+                tags=tuple(dict.fromkeys((*detection.tags, *tags))),
+            ),
+            project=proj,
+            timestamp=stored[0].timestamp,
+            notices=notices,
+            replaced=outcome,
+            branches_created=len(report.branches_created),
+        )
+
+    def _leaves(
+        self,
+        blocks: Sequence[object],
+        *,
+        domain: str,
+        data_type: str,
+        source: str,
+        id_source: str,
+        tags: Sequence[str],
+        project: str,
+        default_time: str,
+    ) -> list[Leaf]:
+        from ihmt_chunkers import Block
+
+        several = len(blocks) > 1
+        leaves: list[Leaf] = []
+        for position, block in enumerate(blocks):
+            assert isinstance(block, Block)
+            if not block.text.strip():
+                continue
+            extra: dict[str, object] = {}
+            if block.context:
+                extra["context"] = block.context
+            if block.qualified_name:
+                extra["symbol"] = block.qualified_name
+            if block.oversized:
+                extra["oversized"] = True
+            leaves.append(
+                Leaf(
+                    leaf_id=leaf_id_for(
+                        domain=domain, source=id_source, position=position, text=block.text
+                    ),
+                    text=block.text,
+                    timestamp=block.timestamp or default_time,
+                    domain=domain,
+                    data_type=data_type,
+                    source=source,
+                    tags=tuple(dict.fromkeys((*tags, *block.tags))),
+                    project=project,
+                    span=Span(start_line=block.start_line, end_line=block.end_line)
+                    if several
+                    else None,
+                    extra=extra,
+                )
+            )
+        return leaves
+
+    def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
+        notices: list[str] = []
+        timeline = self.timeline
+        for leaf_id in ids:
+            for recorded in timeline.ingest(leaf_id):
+                notices.extend(recorded.notices)
+        return tuple(dict.fromkeys(notices))
+
+    def _consolidate_domains(self, domains: set[str]) -> ConsolidationReport:
+        return Consolidator(self.store, self.summarizer).consolidate(domains=sorted(domains))
+
+    # ------------------------------------------------------------------ replaces
+    def _find_replaced(self, words: str, project: str) -> SearchResult:
+        """Search the earlier memories of ``project`` (before the new one is written)."""
+        return self.navigator.search(words, project=project, limit=8)
+
+    def _settle_replace(
+        self, found: SearchResult, new_ids: tuple[str, ...], words: str
+    ) -> ReplaceOutcome:
+        new_id = new_ids[0]
+        leaves = [h for h in found.results if h.kind == "leaf" and h.id not in new_ids]
+        if found.status == "not_found" or not leaves:
+            return ReplaceOutcome(
+                status="not_found",
+                message=(
+                    f'REPLACES: no earlier memory of this project matches "{words}", so nothing '
+                    "was marked OUTDATED. If one exists, find it with search_memory and call "
+                    f'mark_outdated(old_id="…", new_id="{new_id}").'
+                ),
+            )
+        if found.status == "ambiguous":
+            lines = [
+                f'REPLACES: {len(leaves)} earlier memories fit "{words}"; none was marked. Ask the '
+                "user which one this corrects (or pick the obvious one), then make that call:"
+            ]
+            for number, hit in enumerate(leaves, 1):
+                lines.append(
+                    f"{number}. [{hit.timestamp[:10]}] {_clip(hit.excerpt or hit.title, 110)} → "
+                    f'mark_outdated(old_id="{hit.id}", new_id="{new_id}")'
+                )
+            return ReplaceOutcome(
+                status="ambiguous",
+                candidates=tuple(h.id for h in leaves),
+                message="\n".join(lines),
+            )
+        winner = leaves[0]
+        self.timeline.supersede(winner.id, new_id, reason=f"replaced: {words.strip()}"[:200])
+        logger.info("%s supersedes %s", new_id, winner.id)
+        return ReplaceOutcome(
+            status="replaced",
+            replaced=(winner.id,),
+            message=(
+                f"REPLACED: the memory of {winner.timestamp[:10]} ({winner.id}) "
+                f'"{_clip(winner.excerpt or winner.title, 110)}" is now flagged OUTDATED by '
+                f"{new_id}. If that was the wrong one, call restore via the CLI or "
+                "mark_outdated with the right ids."
+            ),
+        )
+
+    def mark_outdated(self, old_id: str, new_id: str, reason: str = "") -> str:
+        """Flag ``old_id`` OUTDATED, corrected by ``new_id``; return a sentence saying so.
+
+        Raises:
+            LeafNotFoundError: either id is unknown.
+            ValueError: the two ids are the same.
+        """
+        for leaf_id in (old_id, new_id):
+            if self.store.entry(leaf_id) is None:
+                raise LeafNotFoundError(leaf_id)
+        if old_id == new_id:
+            raise ValueError("a memory cannot replace itself: give two different ids")
+        correction = self.timeline.supersede(old_id, new_id, reason=reason or "marked outdated")
+        logger.info("%s marked outdated by %s", old_id, new_id)
+        return (
+            f"{old_id} is now OUTDATED, corrected by {new_id} on {correction.date[:10]}; searches "
+            "answer with the new memory first and relay the correction."
+        )
+
+    def restore(self, old_id: str) -> str:
+        """Undo a correction: ``old_id`` is current again. Returns a sentence saying so.
+
+        Raises:
+            LeafNotFoundError: unknown id.
+        """
+        if self.store.entry(old_id) is None:
+            raise LeafNotFoundError(old_id)
+        removed = self.timeline.restore(old_id)
+        if removed is None:
+            return f"{old_id} was not flagged OUTDATED; nothing changed."
+        return f"{old_id} is current again (it had been corrected by {removed.by})."
+
+    # ================================================================= searching
+    def search(
+        self,
+        query: str,
+        clue: str | None = None,
+        detail: str = "compact",
+        as_of: str | date | datetime | None = None,
+        project: str | None = None,
+        *,
+        limit: int = 5,
+        domain: str | None = None,
+    ) -> SearchResult:
+        """Search the memory, ranking the current project's and global memories first.
+
+        The ``compact`` text names the project an answer comes from when it is not the
+        current one.
+
+        Raises:
+            ValueError: an empty query.
+            InvalidFilterError: a bad ``as_of`` or ``detail``.
+        """
+        current = self._project(project)
+        result = self.navigator.search(
+            query,
+            clue=clue or None,
+            detail=detail,
+            as_of=as_of or None,
+            prefer_project=current or None,
+            domain=_domain(domain) if domain else None,
+            limit=limit,
+        )
+        best = result.best
+        if result.status == "found" and best is not None and best.project != current:
+            if best.project:
+                here = f"project {current}" if current else "no project"
+                note = (
+                    f"NOTE: this answer comes from project {best.project}, not the current "
+                    f"one ({here}); check it applies here before relying on it."
+                )
+            else:
+                note = ""
+            if note:
+                from ihmt_store import estimate_tokens
+
+                compact = f"{result.compact}\n{note}"
+                result = replace(result, compact=compact, tokens=estimate_tokens(compact))
+        return result
+
+    # ================================================================= forgetting
+    def forget(self, memory_id: str, reason: str = "") -> ForgetResult:
+        """Delete one memory for good, and every trace of its text in the tree.
+
+        The leaf file goes; the summaries above it are rewritten from what remains (so no
+        excerpt of it survives); facts drawn from it are dropped from the timeline;
+        memories it had flagged OUTDATED are current again. ``reason`` is returned, never
+        logged.
+
+        Raises:
+            LeafNotFoundError: no memory with that id.
+        """
+        store = self.store
+        entry = store.entry(memory_id)
+        if entry is None or entry.kind != "leaf":
+            raise LeafNotFoundError(memory_id)
+        timeline = self.timeline
+        facts = len(timeline.facts_of(memory_id))
+        corrected = len(store.corrections_of(memory_id))
+        parent = entry.parent_id
+        characters = len(store.read_leaf(memory_id).text)
+        store.forget(memory_id)
+        refreshed: tuple[str, ...] = ()
+        if parent is not None:
+            refreshed = refresh_branches(store, self.summarizer, [parent], df=self._frequencies)
+            refresh_trunk(store)
+        if facts or corrected:
+            timeline.rebuild()
+        logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
+        return ForgetResult(
+            id=memory_id,
+            domain=entry.domain,
+            project=entry.project,
+            timestamp=entry.timestamp,
+            characters=characters,
+            branches_refreshed=refreshed,
+            facts_removed=facts,
+            corrections_cleared=corrected,
+            reason=reason,
+        )
+
+    # ================================================================= bulk ingest
+    def ingest(
+        self,
+        sources: Sequence[str | os.PathLike[str]] = (),
+        *,
+        text: str | None = None,
+        domain: str | None = None,
+        content_type: str | None = None,
+        tags: Sequence[str] = (),
+        project: str | None = None,
+        consolidate: bool = True,
+        progress: Progress | None = None,
+        source_name: str = "stdin",
+    ) -> IngestReport:
+        """Store files, folders (recursively, as a developer sees them) and/or a text.
+
+        Folders skip VCS, virtualenv, build and ignored files; binary files, files over
+        2 MiB and files holding a secret are skipped and reported. Unchanged documents
+        rewrite the same leaves (never duplicates).
+
+        Raises:
+            FileNotFoundError: a path does not exist.
+        """
+        doc_type = _content_type(content_type)
+        wanted_domain = _domain(domain)
+        proj = self._project(project)
+        items: list[tuple[str, Path | None]] = []
+        for raw in sources:
+            path = Path(raw).expanduser()
+            if path.is_dir():
+                items.extend((f"{path.name}/{rel}", full) for full, rel in walk_files(path))
+            elif path.is_file():
+                items.append((path.name, path))
+            else:
+                raise FileNotFoundError(f"no such file or folder: {path}")
+        if text is not None:
+            items.append((source_name, None))
+        skipped: list[tuple[str, str]] = []
+        notices: list[str] = []
+        written = 0
+        domains: set[str] = set()
+        total = len(items)
+        config = self.store.config
+        for done, (name, full) in enumerate(items, 1):
+            if full is None:
+                body = text or ""
+            else:
+                try:
+                    if full.stat().st_size > MAX_FILE_BYTES:
+                        skipped.append((name, "larger than 2 MiB"))
+                        continue
+                    body = decode(full.read_bytes()).text
+                except BinaryContentError:
+                    skipped.append((name, "binary"))
+                    continue
+                except OSError as exc:
+                    skipped.append((name, f"unreadable ({exc.strerror or exc})"))
+                    continue
+            if not body.strip():
+                skipped.append((name, "empty"))
+                continue
+            secrets = find_secrets(body)
+            if secrets:
+                kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
+                skipped.append((name, f"holds {kinds}"))
+                continue
+            chunked = chunk(
+                body,
+                name if full is not None else None,
+                doc_type=doc_type,
+                domain=wanted_domain,
+                target_tokens=config.target_tokens,
+                max_tokens=config.max_tokens,
+            )
+            detection = chunked.detection
+            stamp = now_timestamp()
+            if full is not None:
+                stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
+            leaves = self._leaves(
+                chunked.blocks,
+                domain=detection.domain,
+                data_type=detection.doc_type.value.upper(),
+                source=name,
+                id_source=f"{name}:{proj}",
+                tags=(*detection.tags, *tags),
+                project=proj,
+                default_time=stamp,
+            )
+            with self.store.batch():
+                stored = self.store.put_leaves(leaves)
+            written += len(stored)
+            domains.update(leaf.domain for leaf in stored)
+            notices.extend(self._ingest_facts(leaf.leaf_id for leaf in stored))
+            if progress is not None:
+                progress(done, total, name)
+        created = 0
+        if consolidate and domains:
+            created = len(self._consolidate_domains(domains).branches_created)
+        logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
+        return IngestReport(
+            files=total,
+            leaves=written,
+            skipped=tuple(skipped),
+            notices=tuple(dict.fromkeys(notices)),
+            branches_created=created,
+        )
+
+    # ================================================================= inspection
+    def facts(self, subject: str | None = None, attribute: str | None = None) -> tuple[Fact, ...]:
+        """The recorded statements (extracted and explicit), oldest first."""
+        return self.timeline.facts(subject, attribute)
+
+    def conflicts(self, subject: str | None = None) -> tuple[Contradiction, ...]:
+        """Every real change of a fact's value, in date order (``.notice`` to relay)."""
+        return self.timeline.contradictions(subject)
+
+    def tree(self, depth: int = 2) -> tuple[TreeItem, ...]:
+        """The tree's outline: what the trunk references, then ``depth`` levels below."""
+        store = self.store
+        out: list[TreeItem] = []
+
+        def walk(ids: Sequence[str], level: int) -> None:
+            entries = store.entries(list(ids))
+            for item in ids:
+                entry = entries.get(item)
+                if entry is None:
+                    continue
+                out.append(
+                    TreeItem(
+                        level=level,
+                        id=entry.id,
+                        kind=entry.kind,
+                        domain=entry.domain,
+                        title=entry.title,
+                        leaf_count=entry.leaf_count if entry.kind == "branch" else 1,
+                        outdated=entry.outdated_by is not None,
+                    )
+                )
+                if entry.kind == "branch" and level < depth:
+                    walk([c.id for c in store.children(entry.id)], level + 1)
+
+        for trunk in store.trunk().domains:
+            walk(trunk.top, 0)
+        return tuple(out)
+
+    def stats(self) -> MemoryStats:
+        """Totals: leaves, branches, depth, domains, unconsolidated, unreachable (0), bytes."""
+        raw = self.store.stats()
+        return MemoryStats(
+            leaves=raw.leaves,
+            branches=raw.branches,
+            depth=raw.depth,
+            domains=tuple(sorted(raw.domains.items())),
+            unconsolidated=raw.unconsolidated,
+            unreachable=raw.unreachable,
+            outdated=raw.outdated,
+            bytes=raw.bytes,
+            generation=raw.generation,
+            path=str(self.store.path),
+        )
+
+    def rebuild(self) -> tuple[RebuildReport, TimelineStats]:
+        """Recreate every derived file (catalog, search index, trunk, fact timeline)."""
+        report = self.store.rebuild()
+        facts = self.timeline.rebuild()
+        return report, facts
+
+    def consolidate(self, force: bool = False) -> ConsolidationReport:
+        """Run pending summarization events (``force`` also closes partial groups)."""
+        return Consolidator(self.store, self.summarizer).consolidate(force=force)
+
+    # ================================================================= project indexes
+    def project_index(self, path: str | os.PathLike[str]) -> ProjectIndex:
+        """The private code index of the codebase at ``path`` (kept in sync on every call)."""
+        from ihmt_mcp._project import ProjectIndex
+
+        root = Path(path).expanduser().resolve()
+        index = self._indexes.get(root)
+        if index is None:
+            base = (
+                self.settings.projects_dir
+                if self.settings is not None
+                else self.store.path.parent / "ihmt_projects"
+            )
+            index = ProjectIndex(root, base)
+            self._indexes[root] = index
+        return index
+
+    def project_map(
+        self, path: str | os.PathLike[str], detail: str = "files", subpath: str = ""
+    ) -> str:
+        """The map of a codebase: files with token sizes, or with their symbols."""
+        return self.project_index(path).map(detail=detail, subpath=subpath)
+
+    def find_code(
+        self,
+        query: str,
+        path: str | os.PathLike[str],
+        scope: str = "main",
+        subpath: str = "",
+        clue: str | None = None,
+        max_tokens: int = 1500,
+    ) -> str:
+        """Only the code that answers ``query``, as ``file:first-last`` and the code."""
+        return self.project_index(path).find(
+            query, scope=scope, subpath=subpath, clue=clue, max_tokens=max_tokens
+        )

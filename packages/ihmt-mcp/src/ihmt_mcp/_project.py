@@ -1,0 +1,530 @@
+"""Project indexes: a private store per codebase, one leaf per symbol, synced on every call."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ihmt_chunkers import BinaryContentError, chunk, decode
+from ihmt_mcp._files import walk_files
+from ihmt_mcp._tree import refresh_branches, refresh_trunk
+from ihmt_mcp.errors import FileRefusedError
+from ihmt_navigator import (
+    Consolidator,
+    StoreFrequencies,
+    Summarizer,
+    best_passage,
+    is_test_path,
+    summarizer_for,
+)
+from ihmt_store import Leaf, Span, Store, estimate_tokens, leaf_id_for, terms
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CODE_DOMAIN", "MAX_INDEX_BYTES", "MAX_INDEX_FILES", "ProjectIndex", "SyncReport"]
+
+CODE_DOMAIN = "code"
+"""One domain per project index, so its branches follow path order across languages."""
+MAX_INDEX_BYTES = 512 * 1024
+"""Files larger than this are left out of the index."""
+MAX_INDEX_FILES = 20_000
+"""A folder with more files than this is not a project (a home folder, a disk root)."""
+MANIFEST = "ihmt_mcp_manifest.json"
+_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+_IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
+
+
+@dataclass(slots=True, kw_only=True)
+class _FileRecord:
+    size: int
+    mtime_ns: int
+    sha: str
+    tokens: int = 0
+    leaves: list[str] = field(default_factory=list)
+    symbols: list[list[Any]] = field(default_factory=list)
+    """``[qualified name, kind, first line, last line, leaf id]`` per block."""
+    skipped: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "sha": self.sha,
+            "tokens": self.tokens,
+            "leaves": self.leaves,
+            "symbols": self.symbols,
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _FileRecord:
+        return cls(
+            size=int(data["size"]),
+            mtime_ns=int(data["mtime_ns"]),
+            sha=str(data["sha"]),
+            tokens=int(data.get("tokens", 0)),
+            leaves=list(data.get("leaves", [])),
+            symbols=list(data.get("symbols", [])),
+            skipped=str(data.get("skipped", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncReport:
+    """What one sync of a project index did."""
+
+    files: int
+    """Files in the project (after ignores)."""
+    hashed: int
+    """Files whose size or mtime moved, so their content was hashed."""
+    changed: tuple[str, ...] = ()
+    """Files re-chunked (new or changed)."""
+    removed: tuple[str, ...] = ()
+    branches_refreshed: int = 0
+    branches_created: int = 0
+    seconds: float = 0.0
+
+
+class ProjectIndex:
+    """The private code index of one codebase, under ``base``.
+
+    Every call syncs first: size and mtime decide what may have moved, SHA-256 decides
+    what did; changed files are re-chunked one symbol per leaf, removed ones forgotten,
+    and only the branches above them are rewritten.
+    """
+
+    def __init__(self, root: Path, base: Path) -> None:
+        if not root.is_dir():
+            raise FileRefusedError(root, "it is not a folder; give the project's folder")
+        self.root = root
+        digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:10]
+        name = re.sub(r"[^a-z0-9._-]+", "-", root.name.lower()).strip("-") or "project"
+        self.store_path = base / f"{name}-{digest}"
+        self._store: Store | None = None
+        self._manifest: dict[str, _FileRecord] = {}
+        self._manifest_stamp: tuple[int, int] | None = None
+        self._summarizer: Summarizer | None = None
+        self._frequencies: StoreFrequencies | None = None
+
+    @property
+    def store(self) -> Store:
+        """The index's own store (created on first use)."""
+        if self._store is None:
+            self._store = Store.open(self.store_path, create=True)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def _summary(self) -> Summarizer:
+        if self._summarizer is None:
+            self._frequencies = StoreFrequencies(self.store)
+            self._summarizer = summarizer_for(
+                "heuristic", document_frequency=self._frequencies, total=self._frequencies.total
+            )
+        return self._summarizer
+
+    # ------------------------------------------------------------------ manifest
+    def _manifest_path(self) -> Path:
+        return self.store.state_file(MANIFEST)
+
+    def _load_manifest(self) -> None:
+        path = self._manifest_path()
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            if self._manifest_stamp is None:
+                self._manifest = self._manifest_from_catalog()
+                self._manifest_stamp = (0, 0)
+            return
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp == self._manifest_stamp:
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            files = data["files"]
+            self._manifest = {rel: _FileRecord.from_json(rec) for rel, rec in files.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            logger.warning("project manifest %s is unreadable; re-deriving it", path)
+            self._manifest = self._manifest_from_catalog()
+        self._manifest_stamp = stamp
+
+    def _manifest_from_catalog(self) -> dict[str, _FileRecord]:
+        """A manifest that forces every file to be hashed again, with its known leaves."""
+        out: dict[str, _FileRecord] = {}
+        for entry in self.store.iter_entries("leaf"):
+            out.setdefault(entry.source, _FileRecord(size=-1, mtime_ns=-1, sha="")).leaves.append(
+                entry.id
+            )
+        return out
+
+    def _save_manifest(self) -> None:
+        path = self._manifest_path()
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        payload = {"version": 1, "files": {k: v.to_json() for k, v in self._manifest.items()}}
+        tmp.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)
+        st = path.stat()
+        self._manifest_stamp = (st.st_mtime_ns, st.st_size)
+
+    # ------------------------------------------------------------------ sync
+    def sync(self) -> SyncReport:
+        """Bring the index in line with the files on disk (cheap when nothing moved)."""
+        started = time.perf_counter()
+        store = self.store
+        with store.locked():
+            self._load_manifest()
+            manifest = self._manifest
+            listed: list[tuple[Path, str, os.stat_result]] = []
+            for full, rel in walk_files(self.root):
+                try:
+                    st = full.stat()
+                except OSError:
+                    continue
+                listed.append((full, rel, st))
+                if len(listed) > MAX_INDEX_FILES:
+                    raise FileRefusedError(
+                        self.root,
+                        f"it holds more than {MAX_INDEX_FILES:,} files; give a project folder",
+                    )
+            present = {rel for _, rel, _ in listed}
+            removed = [rel for rel in manifest if rel not in present]
+            todo: list[tuple[int, str, Path, bytes, str, os.stat_result]] = []
+            hashed = 0
+            dirty = bool(removed)
+            for rank, (full, rel, st) in enumerate(listed):
+                rec = manifest.get(rel)
+                if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+                    continue
+                if st.st_size > MAX_INDEX_BYTES:
+                    todo.append((rank, rel, full, b"", "", st))
+                    continue
+                try:
+                    data = full.read_bytes()
+                except OSError:
+                    continue
+                hashed += 1
+                sha = hashlib.sha256(data).hexdigest()
+                if rec is not None and rec.sha == sha:
+                    rec.size, rec.mtime_ns = st.st_size, st.st_mtime_ns
+                    dirty = True
+                    continue
+                todo.append((rank, rel, full, data, sha, st))
+            if not todo and not removed:
+                if dirty:
+                    self._save_manifest()
+                return SyncReport(
+                    files=len(listed), hashed=hashed, seconds=time.perf_counter() - started
+                )
+            parents: set[str] = set()
+            with store.batch():
+                for rel in removed:
+                    parents |= self._drop(manifest.pop(rel).leaves)
+                for rank, rel, _full, data, sha, st in todo:
+                    parents |= self._reindex(rank, rel, data, sha, st)
+            summarizer = self._summary()
+            refreshed = refresh_branches(
+                store, summarizer, [p for p in parents if store.entry(p) is not None],
+                df=self._frequencies,
+            )  # fmt: skip
+            report = Consolidator(store, summarizer).consolidate(domains=[CODE_DOMAIN])
+            if refreshed and not report.changed:
+                refresh_trunk(store)
+            self._save_manifest()
+        seconds = time.perf_counter() - started
+        logger.info(
+            "synced %s: %d changed, %d removed in %.3fs",
+            self.root,
+            len(todo),
+            len(removed),
+            seconds,
+        )
+        return SyncReport(
+            files=len(listed),
+            hashed=hashed,
+            changed=tuple(rel for _, rel, *_ in todo),
+            removed=tuple(removed),
+            branches_refreshed=len(refreshed),
+            branches_created=len(report.branches_created),
+            seconds=seconds,
+        )
+
+    def _drop(self, ids: list[str]) -> set[str]:
+        store = self.store
+        parents: set[str] = set()
+        for leaf_id in ids:
+            entry = store.entry(leaf_id)
+            if entry is None:
+                continue
+            if entry.parent_id:
+                parents.add(entry.parent_id)
+            store.forget(leaf_id)
+        return parents
+
+    def _reindex(self, rank: int, rel: str, data: bytes, sha: str, st: os.stat_result) -> set[str]:
+        store = self.store
+        old = self._manifest.get(rel)
+        old_ids = list(old.leaves) if old else []
+        record = _FileRecord(size=st.st_size, mtime_ns=st.st_mtime_ns, sha=sha)
+        text = ""
+        if st.st_size > MAX_INDEX_BYTES:
+            record.skipped = "too large"
+        else:
+            try:
+                text = decode(data).text
+            except BinaryContentError:
+                record.skipped = "binary"
+        leaves: list[Leaf] = []
+        if text.strip():
+            config = store.config
+            # In symbol mode the target is the size above which a class is laid out member
+            # by member; 1 makes every method a leaf of its own, as find_code needs.
+            chunked = chunk(text, rel, mode="symbol", target_tokens=1, max_tokens=config.max_tokens)
+            record.tokens = estimate_tokens(text)
+            stamp = _EPOCH + timedelta(seconds=rank * 1000)
+            for position, block in enumerate(chunked.blocks):
+                if not block.text.strip():
+                    continue
+                leaf_id = leaf_id_for(
+                    domain=CODE_DOMAIN, source=rel, position=position, text=block.text
+                )
+                extra: dict[str, Any] = {"kind": block.kind}
+                if block.context:
+                    extra["context"] = block.context
+                if block.qualified_name:
+                    extra["symbol"] = block.qualified_name
+                title = f"{rel} {block.qualified_name or block.kind}"
+                extra["title"] = title
+                leaves.append(
+                    Leaf(
+                        leaf_id=leaf_id,
+                        text=block.text,
+                        timestamp=(stamp + timedelta(seconds=position)).strftime(
+                            "%Y-%m-%dT%H:%M:%SZ"
+                        ),
+                        domain=CODE_DOMAIN,
+                        data_type=chunked.detection.doc_type.value.upper(),
+                        source=rel,
+                        tags=(*block.tags, f"kind:{block.kind}"),
+                        span=Span(start_line=block.start_line, end_line=block.end_line),
+                        extra=extra,
+                    )
+                )
+                last = block.start_line + max(0, len(block.text.rstrip().splitlines()) - 1)
+                record.symbols.append(
+                    [
+                        block.qualified_name or block.name,
+                        block.kind,
+                        block.start_line,
+                        last,
+                        leaf_id,
+                    ]
+                )
+        new_ids = [leaf.leaf_id for leaf in leaves]
+        keep = set(new_ids)
+        old_parent = None
+        for leaf_id in old_ids:
+            entry = store.entry(leaf_id)
+            if entry is not None and entry.parent_id:
+                old_parent = entry.parent_id
+                break
+        parents = self._drop([i for i in old_ids if i not in keep])
+        if leaves:
+            store.put_leaves(leaves)
+        fresh = [i for i in new_ids if i not in set(old_ids)]
+        if fresh and old_parent is not None and store.entry(old_parent) is not None:
+            # The new symbols of a changed file join its old branch: the tree keeps its
+            # path order and only that branch (and those above it) are rewritten.
+            store.set_parent(fresh, old_parent)
+            parents.add(old_parent)
+        record.leaves = new_ids
+        self._manifest[rel] = record
+        return parents
+
+    # ------------------------------------------------------------------ answers
+    def _files(self, subpath: str) -> list[tuple[str, _FileRecord]]:
+        prefix = _clean_subpath(subpath)
+        return [
+            (rel, rec)
+            for rel, rec in sorted(self._manifest.items())
+            if not rec.skipped and (not prefix or rel == prefix or rel.startswith(prefix + "/"))
+        ]
+
+    def map(self, *, detail: str = "files", subpath: str = "", budget: int = 6000) -> str:
+        """Files with token sizes (``detail="symbols"``: with each symbol and its lines)."""
+        if detail not in ("files", "symbols"):
+            raise ValueError(f"unknown detail {detail!r}: use 'files' or 'symbols'")
+        self.sync()
+        files = self._files(subpath)
+        total = sum(rec.tokens for _, rec in files)
+        where = f"{self.root}" + (f" › {_clean_subpath(subpath)}" if subpath else "")
+        head = f"PROJECT MAP · {where} · {len(files)} files · ~{total:,} tokens to read it all"
+        if not files:
+            return head + "\nNo indexed files here (check the path and subpath)."
+        lines = [head]
+        for rel, rec in files:
+            lines.append(f"{rel} · {rec.tokens:,} tok")
+            if detail == "symbols":
+                for name, kind, first, last, _ in rec.symbols:
+                    if kind in ("imports", "code") or not name:
+                        continue
+                    lines.append(f"  {kind} {name} {first}-{last}")
+        text = "\n".join(lines)
+        if estimate_tokens(text) <= budget:
+            return text
+        folders: dict[str, list[int]] = {}
+        for rel, rec in files:
+            folder = rel.rsplit("/", 1)[0] if "/" in rel else "."
+            acc = folders.setdefault(folder, [0, 0])
+            acc[0] += 1
+            acc[1] += rec.tokens
+        out = [head, "(too large to list file by file: folders shown; pass subpath to zoom in)"]
+        for folder, (count, tokens) in sorted(folders.items()):
+            line = f"{folder}/ · {count} files · {tokens:,} tok"
+            if estimate_tokens("\n".join([*out, line])) > budget:
+                out.append("…")
+                break
+            out.append(line)
+        return "\n".join(out)
+
+    def find(
+        self,
+        query: str,
+        *,
+        scope: str = "main",
+        subpath: str = "",
+        clue: str | None = None,
+        max_tokens: int = 1500,
+    ) -> str:
+        """The one symbol that answers ``query``, as ``file:first-last`` and its code."""
+        if not query or not query.strip():
+            raise ValueError("the query is empty: name a symbol or describe the code")
+        if scope not in ("main", "test", "all"):
+            raise ValueError(f"unknown scope {scope!r}: use 'main', 'test' or 'all'")
+        max_tokens = max(100, int(max_tokens))
+        self.sync()
+        prefix = _clean_subpath(subpath)
+        q = query.strip()
+        picks = self._by_name(q, scope, prefix) if _IDENT.match(q) else []
+        if not picks:
+            picks = self._ranked(q, clue, scope, prefix)
+        if not picks:
+            return (
+                f"NOT FOUND · no code in {self.root.name}{'/' + prefix if prefix else ''} "
+                f'answers "{q}" (scope {scope}). Try other words, scope="all", or project_map.'
+            )
+        best = picks[0]
+        store = self.store
+        leaf = store.read_leaf(best)
+        span = leaf.span
+        first = span.start_line if span else 1
+        body = leaf.text.rstrip("\n")
+        note = ""
+        if estimate_tokens(body) > max_tokens:
+            passage = best_passage(body, terms(f"{q} {clue or ''}"), max_tokens)
+            body = passage.text
+            note = (
+                f" (lines {first + passage.start_line - 1}-{first + passage.end_line - 1} of a "
+                f"{passage.total_lines}-line symbol; raise max_tokens for all of it)"
+            )
+            first = first + passage.start_line - 1
+            last = first + passage.end_line - passage.start_line
+        else:
+            body = body.rstrip()
+            last = first + body.count("\n")
+        symbol = str(leaf.extra.get("symbol") or leaf.extra.get("kind") or "")
+        out = [f"{leaf.source}:{first}-{last} · {symbol}{note}".rstrip(" ·")]
+        context = str(leaf.extra.get("context") or "").strip().splitlines()
+        if context:
+            out.append(f"(inside: {context[-1].strip()})")
+        out.append(body)
+        others = store.entries(picks[1:6])
+        more = []
+        for leaf_id in picks[1:6]:
+            entry = others.get(leaf_id)
+            if entry is None:
+                continue
+            more.append(f"- {entry.source} · {entry.title.split(' ', 1)[-1]}")
+        if more:
+            out.append("Other candidates:")
+            out.extend(more)
+        return "\n".join(out)
+
+    def _in_scope(self, rel: str, scope: str, prefix: str) -> bool:
+        if prefix and not (rel == prefix or rel.startswith(prefix + "/")):
+            return False
+        if scope == "all":
+            return True
+        return (scope == "test") == is_test_path(rel)
+
+    def _by_name(self, q: str, scope: str, prefix: str) -> list[str]:
+        """Leaves whose symbol is exactly ``q`` (or ends with ``.q``), main code first."""
+        want = q.replace("::", ".").replace("#", ".")
+        exact: list[tuple[int, str, str]] = []
+        for rel, rec in self._manifest.items():
+            if rec.skipped or not self._in_scope(rel, scope, prefix):
+                continue
+            for name, kind, _first, _last, leaf_id in rec.symbols:
+                if not name or kind == "imports":
+                    continue
+                if name == want:
+                    rank = 0
+                elif name.endswith("." + want):
+                    rank = 1
+                elif name.rsplit(".", 1)[-1] == want.rsplit(".", 1)[-1] and "." in want:
+                    continue
+                else:
+                    continue
+                exact.append((rank + (2 if is_test_path(rel) else 0), rel, leaf_id))
+        exact.sort()
+        return [leaf_id for _, _, leaf_id in exact]
+
+    def _ranked(self, q: str, clue: str | None, scope: str, prefix: str) -> list[str]:
+        store = self.store
+        q_terms = list(dict.fromkeys(terms(q)))
+        c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
+        if not q_terms:
+            return []
+        found = store.candidates(
+            q_terms + c_terms,
+            limit=80,
+            kinds=("leaf",),
+            source_prefix=prefix or None,
+        )
+        named = set(q_terms)
+        scored: list[tuple[float, str]] = []
+        for cand in found:
+            entry = cand.entry
+            if not self._in_scope(entry.source, scope, prefix):
+                continue
+            score = cand.score
+            stem = entry.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            if named & set(terms(stem)):
+                score *= 1.5
+            if "kind:imports" in entry.tags:
+                score *= 0.3
+            if scope == "all" and is_test_path(entry.source):
+                score *= 0.6
+            if c_terms:
+                has_q = any(t in q_terms for t in cand.matched)
+                has_c = any(t in c_terms for t in cand.matched)
+                score *= 1.6 if has_q and has_c else 0.7
+            scored.append((score, entry.id))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [leaf_id for _, leaf_id in scored]
+
+
+def _clean_subpath(subpath: str) -> str:
+    cleaned = (subpath or "").replace("\\", "/").strip().strip("/")
+    while cleaned.startswith("./"):
+        cleaned = cleaned[2:]
+    return "" if cleaned == "." else cleaned

@@ -1,0 +1,216 @@
+"""The records ``Memory`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FiledAs",
+    "ForgetResult",
+    "IngestReport",
+    "MemoryStats",
+    "ReplaceOutcome",
+    "SaveResult",
+    "TreeItem",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FiledAs:
+    """How a save was classified."""
+
+    doc_type: str
+    """``GENERIC``, ``PERSONAL``, ``TEMPORAL``, ``PROCESS``, ``NARRATIVE`` or ``CODE``."""
+    domain: str
+    tags: tuple[str, ...] = ()
+    """Kind and name tags from detection (``kind:decision``, ``project:falcon``…)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.doc_type, "domain": self.domain, "tags": list(self.tags)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplaceOutcome:
+    """What ``save(..., replaces="…")`` did with the earlier memory those words describe."""
+
+    status: str
+    """``replaced`` (one clear match, now OUTDATED), ``ambiguous`` (several candidates: nothing
+    changed; settle with ``mark_outdated``), ``not_found``, or ``none`` (no ``replaces``)."""
+    replaced: tuple[str, ...] = ()
+    """Ids flagged OUTDATED by the new memory."""
+    candidates: tuple[str, ...] = ()
+    """For ``ambiguous``: the ids that fit."""
+    message: str = ""
+    """One paragraph to relay, with the exact ``mark_outdated`` call when ambiguous."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "replaced": list(self.replaced),
+            "candidates": list(self.candidates),
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaveResult:
+    """What one save did."""
+
+    ids: tuple[str, ...]
+    """The new memory's leaf ids (one per block; usually one)."""
+    filed_as: FiledAs
+    project: str
+    """The project recorded on the memory (empty: global)."""
+    timestamp: str
+    """The date the memory is filed under."""
+    notices: tuple[str, ...] = ()
+    """Contradictions with earlier facts, to relay to the user."""
+    replaced: ReplaceOutcome = ReplaceOutcome(status="none")
+    branches_created: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ids": list(self.ids),
+            "filed_as": self.filed_as.to_json(),
+            "project": self.project,
+            "timestamp": self.timestamp,
+            "notices": list(self.notices),
+            "replaced": self.replaced.to_json(),
+        }
+
+    def render(self) -> str:
+        """The text ``save_memory`` hands an agent."""
+        tags = ", ".join(t for t in self.filed_as.tags if t.startswith("kind:"))
+        where = f"{self.filed_as.domain} ({self.filed_as.doc_type.lower()}"
+        where += f"; {tags})" if tags else ")"
+        scope = f"project {self.project}" if self.project else "global (no project)"
+        noun = "memory" if len(self.ids) == 1 else f"memory in {len(self.ids)} parts"
+        out = [
+            f"SAVED {noun} {', '.join(self.ids)} · filed as {where} · {scope} · "
+            f"dated {self.timestamp[:10]}"
+        ]
+        for notice in self.notices:
+            out.append(f"CONTRADICTION (tell the user): {notice}")
+        if self.replaced.status != "none" and self.replaced.message:
+            out.append(self.replaced.message)
+        return "\n".join(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgetResult:
+    """What ``forget`` removed (described without quoting the memory)."""
+
+    id: str
+    domain: str
+    project: str
+    timestamp: str
+    characters: int
+    """Size of the removed text."""
+    branches_refreshed: tuple[str, ...] = ()
+    """Summaries above it that were rewritten so no excerpt of it survives."""
+    facts_removed: int = 0
+    corrections_cleared: int = 0
+    """Older memories it had flagged OUTDATED, which are current again."""
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "domain": self.domain,
+            "project": self.project,
+            "timestamp": self.timestamp,
+            "characters": self.characters,
+            "branches_refreshed": list(self.branches_refreshed),
+            "facts_removed": self.facts_removed,
+            "corrections_cleared": self.corrections_cleared,
+        }
+
+    def render(self) -> str:
+        """The text ``forget_memory`` hands an agent."""
+        scope = f"project {self.project}" if self.project else "global"
+        out = (
+            f"FORGOTTEN {self.id}: a {self.characters:,}-character memory dated "
+            f"{self.timestamp[:10]} in {self.domain} ({scope}) was deleted from disk"
+        )
+        extras = []
+        if self.branches_refreshed:
+            extras.append(f"{len(self.branches_refreshed)} summary branch(es) rewritten without it")
+        if self.facts_removed:
+            extras.append(f"{self.facts_removed} fact(s) drawn from it dropped")
+        if self.corrections_cleared:
+            extras.append(
+                f"{self.corrections_cleared} memory(ies) it had corrected are current again"
+            )
+        if extras:
+            out += "; " + "; ".join(extras)
+        return out + ". It cannot be recovered."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestReport:
+    """What ``ingest`` stored."""
+
+    files: int
+    """Files (or texts) read."""
+    leaves: int
+    """Leaves written (unchanged ones included)."""
+    skipped: tuple[tuple[str, str], ...] = ()
+    """(path, reason) for every file left out: binary, too large, holds a secret…"""
+    notices: tuple[str, ...] = ()
+    branches_created: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "leaves": self.leaves,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "notices": list(self.notices),
+            "branches_created": self.branches_created,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryStats:
+    """Totals of a memory (``ihmt stats``)."""
+
+    leaves: int
+    branches: int
+    depth: int
+    domains: tuple[tuple[str, int], ...]
+    """(domain, leaves), sorted by domain."""
+    unconsolidated: int
+    unreachable: int
+    """Items the trunk cannot reach; always 0 in a healthy store."""
+    outdated: int
+    bytes: int
+    generation: int
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "leaves": self.leaves,
+            "branches": self.branches,
+            "depth": self.depth,
+            "domains": dict(self.domains),
+            "unconsolidated": self.unconsolidated,
+            "unreachable": self.unreachable,
+            "outdated": self.outdated,
+            "bytes": self.bytes,
+            "generation": self.generation,
+            "path": self.path,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreeItem:
+    """One line of the tree outline."""
+
+    level: int
+    """0 for what the trunk references directly."""
+    id: str
+    kind: str
+    domain: str
+    title: str
+    leaf_count: int
+    outdated: bool = False

@@ -1,0 +1,343 @@
+"""The stdio MCP server: ten thin tools over one :class:`Memory`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, urlparse
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+from ihmt_mcp._settings import Settings, find_project_root
+
+if TYPE_CHECKING:
+    from ihmt_mcp._memory import Memory
+    from ihmt_mcp._session import FileReads, Scratch
+
+logger = logging.getLogger(__name__)
+
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+__all__ = ["INSTRUCTIONS", "TOOL_NAMES", "build_server", "main"]
+
+INSTRUCTIONS = (
+    "Long-term memory shared by all the user's agents and sessions. Search it before answering "
+    "anything that depends on earlier sessions; save durable facts (decisions and why, setup, "
+    "preferences, people, corrections) with their date. Never guess on AMBIGUOUS: ask or give a "
+    "clue. Always relay OUTDATED and CONTRADICTION notices. Never save secrets."
+)
+
+TOOL_NAMES = (
+    "search_memory",
+    "save_memory",
+    "mark_outdated",
+    "project_map",
+    "find_code",
+    "read_file",
+    "note",
+    "recall",
+    "digest_output",
+    "forget_memory",
+)
+
+_READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+_ADD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+_SETTLE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_DELETE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+
+def _text(text: str, *, error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+
+
+def _sentence(exc: BaseException) -> str:
+    """One plain sentence from an error: first line, capitalised, with a full stop."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror and not str(exc).startswith(exc.strerror):
+        name = f" {exc.filename}" if exc.filename else ""
+        text = f"{exc.strerror}{name}"
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+class _Service:
+    """What the tools share: the memory (opened on first use), the session state, the roots."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._memory: Memory | None = None
+        self._scratch: Scratch | None = None
+        self._reads: FileReads | None = None
+        self._roots: tuple[Path, ...] | None = None
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            from ihmt_mcp._memory import Memory
+
+            self._memory = Memory.open(self.settings)
+        return self._memory
+
+    @property
+    def scratch(self) -> Scratch:
+        if self._scratch is None:
+            from ihmt_mcp._session import Scratch
+
+            self._scratch = Scratch()
+        return self._scratch
+
+    @property
+    def reads(self) -> FileReads:
+        if self._reads is None:
+            from ihmt_mcp._session import FileReads
+
+            self._reads = FileReads()
+        return self._reads
+
+    async def roots(self, ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
+        """The client's roots (asked once per session), else the working directory."""
+        if self._roots is None:
+            self._roots = await _client_roots(ctx)
+        return self._roots or (self.settings.cwd.resolve(),)
+
+    async def project(self, ctx: Context[Any, Any] | None) -> str:
+        """The project of this session: IHMT_PROJECT, the client's root, or the cwd's git root."""
+        if self.settings.project is not None:
+            return self.settings.project.strip()
+        await self.roots(ctx)
+        if self._roots:
+            first = self._roots[0]
+            return (find_project_root(first) or first).name
+        return self.settings.default_project()
+
+
+async def _client_roots(ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
+    if ctx is None:
+        return ()
+    try:
+        caps = ctx.client_capabilities
+        if caps is None or caps.roots is None:
+            return ()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol only
+            listed = await ctx.session.list_roots()
+    except Exception as exc:  # noqa: BLE001 - a client that cannot list roots just has none
+        logger.info("client roots unavailable: %s", type(exc).__name__)
+        return ()
+    found: list[Path] = []
+    for root in listed.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file":
+            found.append(Path(unquote(uri.path)).resolve())
+    return tuple(found)
+
+
+def _guard(name: str, work: Callable[[], str]) -> CallToolResult:
+    """Run one tool; any failure becomes a tool error with one plain sentence."""
+    from ihmt_store import IhmtError
+
+    try:
+        return _text(work())
+    except (IhmtError, ValueError, LookupError, OSError) as exc:
+        logger.info("%s refused: %s", name, type(exc).__name__)
+        return _text(_sentence(exc), error=True)
+    except Exception:  # the protocol edge: a bug must not reach the client as a traceback
+        logger.exception("%s failed unexpectedly", name)
+        return _text(
+            f"{name} failed because of an internal error; the details are in the server log.",
+            error=True,
+        )
+
+
+def build_server(settings: Settings | None = None) -> MCPServer:
+    """The IHMT MCP server over the memory ``settings`` point at (nothing is opened yet)."""
+    service = _Service(settings or Settings.from_env())
+    tools: list[Tool] = []
+
+    def tool(annotations: ToolAnnotations) -> Callable[[_Fn], _Fn]:
+        def register(fn: _Fn) -> _Fn:
+            made = Tool.from_function(fn, annotations=annotations, structured_output=False)
+            # Titles repeat the parameter names; without them tools/list stays small.
+            made.parameters = _untitled(made.parameters)
+            tools.append(made)
+            return fn
+
+        return register
+
+    @tool(_READ)
+    async def search_memory(
+        query: str,
+        ctx: Context[Any, Any],
+        clue: str | None = None,
+        detail: str = "compact",
+        as_of: str | None = None,
+    ) -> CallToolResult:
+        """Search long-term memory; call before answering anything that may depend on earlier sessions. FOUND: best memory with date and project; relay every OUTDATED note and answer with the current version. AMBIGUOUS: never guess; ask the user or retry with clue (place, date, project, surname). NOT FOUND: say you do not know. detail="full" adds ids and paths; as_of="YYYY-MM-DD" answers as of then."""  # noqa: E501
+        project = await service.project(ctx)
+        return _guard(
+            "search_memory",
+            lambda: (
+                service.memory.search(
+                    query, clue=clue, detail=detail, as_of=as_of, project=project
+                ).compact
+            ),
+        )
+
+    @tool(_ADD)
+    async def save_memory(
+        content: str,
+        ctx: Context[Any, Any],
+        domain: str = "general",
+        content_type: str = "auto",
+        replaces: str = "",
+    ) -> CallToolResult:
+        """Save something durable: a decision and why, setup, a preference, a person, a correction. One fact per call, with its date when known; filed automatically under the current project. If it corrects an earlier memory, pass replaces="a few words about the old one"; if several fit, the reply gives the exact mark_outdated call. Relay CONTRADICTION notices. Secrets (keys, tokens, passwords) are refused."""  # noqa: E501
+        project = await service.project(ctx)
+        return _guard(
+            "save_memory",
+            lambda: service.memory.save(
+                content,
+                domain=domain,
+                content_type=content_type,
+                replaces=replaces,
+                project=project,
+            ).render(),
+        )
+
+    @tool(_SETTLE)
+    async def mark_outdated(old_id: str, new_id: str) -> CallToolResult:
+        """Settle a replaces= that matched several memories: flag old_id OUTDATED, corrected by new_id."""  # noqa: E501
+        return _guard("mark_outdated", lambda: service.memory.mark_outdated(old_id, new_id))
+
+    @tool(_READ)
+    async def project_map(path: str, detail: str = "files", subpath: str = "") -> CallToolResult:
+        """Map of a codebase folder: files with token sizes; detail="symbols" adds each class/function with its lines."""  # noqa: E501
+        return _guard(
+            "project_map", lambda: service.memory.project_map(path, detail=detail, subpath=subpath)
+        )
+
+    @tool(_READ)
+    async def find_code(
+        query: str,
+        path: str,
+        scope: str = "main",
+        subpath: str = "",
+        clue: str | None = None,
+        max_tokens: int = 1500,
+    ) -> CallToolResult:
+        """Find the code answering query (symbol name or description) in the codebase at path: just that symbol as file:first-last + code, plus other candidates. scope: main (no tests), test, all."""  # noqa: E501
+        return _guard(
+            "find_code",
+            lambda: service.memory.find_code(
+                query, path, scope=scope, subpath=subpath, clue=clue, max_tokens=max_tokens
+            ),
+        )
+
+    @tool(_READ)
+    async def read_file(path: str, ctx: Context[Any, Any], force: bool = False) -> CallToolResult:
+        """Read a project text file. Re-reading it this session answers UNCHANGED or a unified diff; force=true returns it whole and allows files over 512 KiB."""  # noqa: E501
+        roots = await service.roots(ctx)
+        return _guard("read_file", lambda: service.reads.read(path, roots, force=force))
+
+    @tool(_ADD)
+    async def note(text: str) -> CallToolResult:
+        """Scratch note for this session: survives context compaction, gone when the session ends. Lasting facts go to save_memory."""  # noqa: E501
+
+        def work() -> str:
+            if not text or not text.strip():
+                raise ValueError("the note is empty")
+            number = service.scratch.add(text)
+            return f"NOTED #{number}; recall finds it for the rest of this session."
+
+        return _guard("note", work)
+
+    @tool(_READ)
+    async def recall(query: str, clue: str | None = None) -> CallToolResult:
+        """Search this session's notes and digested outputs (long-term memory: search_memory)."""
+        return _guard("recall", lambda: service.scratch.recall(query, clue))
+
+    @tool(_ADD)
+    async def digest_output(text: str, label: str = "output") -> CallToolResult:
+        """Condense a long output or log to first lines, errors, failures, warnings, test totals, last lines; the full text stays recallable by label."""  # noqa: E501
+
+        def work() -> str:
+            from ihmt_mcp._session import digest
+
+            if not text or not text.strip():
+                raise ValueError("the output is empty")
+            number = service.scratch.add(text, kind="output", label=label)
+            kept = f"(full text kept as output #{number}: recall it by label)"
+            return f"{digest(text, label)}\n{kept}"
+
+        return _guard("digest_output", work)
+
+    @tool(_DELETE)
+    async def forget_memory(memory_id: str, reason: str) -> CallToolResult:
+        """Delete one memory for good (a secret saved by mistake, an entry the user wants gone). For changed facts, save the new one with replaces= instead."""  # noqa: E501
+
+        def work() -> str:
+            if not reason or not reason.strip():
+                raise ValueError("say why the memory is deleted (reason)")
+            return service.memory.forget(memory_id, reason).render()
+
+        return _guard("forget_memory", work)
+
+    return MCPServer(
+        name="ihmt-memory",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        log_level=service.settings.log_level,  # type: ignore[arg-type]
+        tools=tools,
+    )
+
+
+def _untitled(schema: Any) -> Any:
+    """``schema`` without the ``title`` keys pydantic adds."""
+    if isinstance(schema, dict):
+        return {
+            k: _untitled(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
+
+
+def _version() -> str:
+    from ihmt_mcp import __version__
+
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stdio server (the ``ihmt-mcp`` command). Logs go to stderr, never stdout."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        sys.stderr.write(
+            "usage: ihmt-mcp\n\nThe IHMT memory as a stdio MCP server. The store is "
+            "$IHMT_HOME/ihmt_memory (default ~/.ihmt), created on first use.\n"
+        )
+        return 0
+    settings = Settings.from_env()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(settings.log_level)
+    server = build_server(settings)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0

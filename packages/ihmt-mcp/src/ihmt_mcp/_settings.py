@@ -1,0 +1,79 @@
+"""The one place the environment is read: a frozen :class:`Settings`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["STORE_FOLDER", "PROJECTS_FOLDER", "Settings", "find_project_root"]
+
+STORE_FOLDER = "ihmt_memory"
+PROJECTS_FOLDER = "ihmt_projects"
+
+
+def find_project_root(start: Path) -> Path | None:
+    """The git root at or above ``start`` (a folder holding ``.git``), or None."""
+    try:
+        here = start.expanduser().resolve()
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Where the memory lives and which project a session works in.
+
+    Build it with :meth:`from_env`; everything else in the package takes explicit
+    arguments.
+    """
+
+    home: Path
+    """``$IHMT_HOME``, default ``~/.ihmt``."""
+    store_path: Path
+    """The memory store: ``$IHMT_HOME/ihmt_memory``."""
+    projects_dir: Path
+    """Private per-codebase index stores: ``$IHMT_PROJECTS_DIR`` or ``$IHMT_HOME/ihmt_projects``."""
+    cwd: Path = field(default_factory=Path.cwd)
+    """The working directory: its git root names the project when the client gives none."""
+    project: str | None = None
+    """``$IHMT_PROJECT``: forces the project name of saves and searches (empty = global)."""
+    log_level: str = "WARNING"
+    """``$IHMT_LOG_LEVEL`` for the server's stderr log."""
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None
+    ) -> Settings:
+        """Read ``IHMT_HOME``, ``IHMT_PROJECTS_DIR``, ``IHMT_PROJECT``, ``IHMT_LOG_LEVEL``."""
+        env = os.environ if environ is None else environ
+        home = Path(env.get("IHMT_HOME") or "~/.ihmt").expanduser()
+        projects = env.get("IHMT_PROJECTS_DIR")
+        level = (env.get("IHMT_LOG_LEVEL") or "WARNING").upper()
+        if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            level = "WARNING"
+        return cls(
+            home=home,
+            store_path=home / STORE_FOLDER,
+            projects_dir=Path(projects).expanduser() if projects else home / PROJECTS_FOLDER,
+            cwd=cwd or Path.cwd(),
+            project=env.get("IHMT_PROJECT"),
+            log_level=level,
+        )
+
+    @classmethod
+    def for_home(cls, home: Path, *, cwd: Path | None = None) -> Settings:
+        """Settings for an explicit home folder (tests, embedding), ignoring the environment."""
+        return cls.from_env({"IHMT_HOME": str(home)}, cwd=cwd)
+
+    def default_project(self) -> str:
+        """The project of this session: ``IHMT_PROJECT``, else the cwd's git root name, else ''."""
+        if self.project is not None:
+            return self.project.strip()
+        root = find_project_root(self.cwd)
+        return root.name if root is not None else ""

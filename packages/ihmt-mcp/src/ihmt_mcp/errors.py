@@ -1,0 +1,90 @@
+"""The errors of ``ihmt_mcp``: its branch of the IHMT exception tree.
+
+::
+
+    IhmtError                              (ihmt_store)
+    └── MemoryServiceError
+        ├── EmptyContentError      (ValueError)     nothing to save (empty or blank text)
+        ├── ContentTooLargeError   (ValueError)     a save above the size limit
+        ├── SecretRefusedError     (ValueError)     the text holds an API key, token, password…
+        ├── PathRefusedError       (PermissionError) a path outside the allowed roots
+        └── FileRefusedError       (ValueError)     missing, binary, or too large a file
+
+Each carries its data as attributes. Messages are one plain sentence a model can act on,
+and never contain the text of a memory (nor, for a refused secret, the secret).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ihmt_store import IhmtError
+
+__all__ = [
+    "ContentTooLargeError",
+    "EmptyContentError",
+    "FileRefusedError",
+    "MemoryServiceError",
+    "PathRefusedError",
+    "SecretRefusedError",
+]
+
+
+class MemoryServiceError(IhmtError):
+    """Something the memory service refuses or cannot do."""
+
+
+class EmptyContentError(MemoryServiceError, ValueError):
+    """There is nothing to save: the content is empty or only whitespace."""
+
+    def __init__(self) -> None:
+        super().__init__("nothing to save: the content is empty")
+
+
+class ContentTooLargeError(MemoryServiceError, ValueError):
+    """A single save holds more than ``limit`` characters."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"the content is too large to save as one memory ({size:,} characters, the limit "
+            f"is {limit:,}); save the lasting facts in a few sentences, or ingest the file"
+        )
+
+
+class SecretRefusedError(MemoryServiceError, ValueError):
+    """The content holds a secret; ``kinds`` names what was found (never the secret)."""
+
+    def __init__(self, kinds: tuple[str, ...], lines: tuple[int, ...]) -> None:
+        self.kinds = kinds
+        self.lines = lines
+        what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+        where = ", ".join(str(n) for n in lines[:5])
+        plural = "s" if len(lines) > 1 else ""
+        super().__init__(
+            f"not saved: the text contains {what} (line{plural} {where}); a memory must never "
+            "hold a secret, so save the fact without it (for example 'the deploy token is "
+            "in the team vault')"
+        )
+
+
+class PathRefusedError(MemoryServiceError, PermissionError):
+    """``path`` lies outside the folders this session may read."""
+
+    def __init__(self, path: Path, roots: tuple[Path, ...]) -> None:
+        self.path = path
+        self.roots = roots
+        allowed = ", ".join(str(r) for r in roots) or "none"
+        super().__init__(
+            f"refused: {path} is outside the project folders this session may read ({allowed})"
+        )
+
+
+class FileRefusedError(MemoryServiceError, ValueError):
+    """A file that cannot be read as text: missing, a folder, binary, or too large."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot read {path}: {reason}")

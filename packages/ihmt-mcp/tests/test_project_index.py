@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ihmt_mcp import FileRefusedError, Memory, ProjectIndex
+
+SERVICE = '''"""Orders."""
+
+import json
+
+
+class OrderService:
+    """Creates and cancels orders."""
+
+    def create(self, sku: str, quantity: int) -> dict:
+        """Reserve stock and create the order."""
+        return {"sku": sku, "quantity": quantity}
+
+    def cancel(self, order_id: str) -> None:
+        """Cancel an order and release its stock."""
+        print("cancel", order_id)
+
+
+def load_orders(path: str) -> list:
+    """Read orders from a JSON file."""
+    with open(path) as handle:
+        return json.load(handle)
+'''
+
+TEST = """from orders.service import OrderService
+
+
+def test_create_reserves_stock():
+    assert OrderService().create("a", 1)["quantity"] == 1
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    (root / "orders").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "build").mkdir()
+    (root / "orders" / "service.py").write_text(SERVICE)
+    (root / "orders" / "util.go").write_text(
+        "package orders\n\nfunc Total(prices []int) int {\n\tsum := 0\n"
+        "\tfor _, p := range prices {\n\t\tsum += p\n\t}\n\treturn sum\n}\n"
+    )
+    (root / "tests" / "test_service.py").write_text(TEST)
+    (root / "build" / "junk.py").write_text("def junk(): pass\n")
+    (root / "secret.log").write_text("ignored by gitignore\n")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "image.bin").write_bytes(b"\x00\x01\x02binary")
+    return root
+
+
+@pytest.fixture
+def index(project: Path, tmp_path: Path) -> ProjectIndex:
+    made = ProjectIndex(project, tmp_path / "indexes")
+    yield made
+    made.close()
+
+
+def test_first_sync_indexes_source_and_skips_the_rest(index: ProjectIndex) -> None:
+    report = index.sync()
+    assert set(report.changed) >= {"orders/service.py", "orders/util.go", "tests/test_service.py"}
+    assert not any(p.startswith("build/") or p.endswith(".log") for p in report.changed)
+    assert index.store.stats().unreachable == 0
+    again = index.sync()
+    assert again.changed == () and again.removed == () and again.hashed == 0
+
+
+def test_a_touched_but_unchanged_file_is_hashed_not_rechunked(
+    index: ProjectIndex, project: Path
+) -> None:
+    index.sync()
+    path = project / "orders" / "service.py"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10_000_000))
+    report = index.sync()
+    assert report.hashed == 1 and report.changed == ()
+
+
+def test_changed_and_removed_files_are_never_served_stale(
+    index: ProjectIndex, project: Path
+) -> None:
+    index.sync()
+    assert "release its stock" in index.find("OrderService.cancel")
+    path = project / "orders" / "service.py"
+    path.write_text(SERVICE.replace("release its stock", "free the reserved units"))
+    answer = index.find("OrderService.cancel")
+    assert "free the reserved units" in answer and "release its stock" not in answer
+    (project / "orders" / "util.go").unlink()
+    report = index.sync()
+    assert report.removed == () or "orders/util.go" in report.removed
+    assert "NOT FOUND" in index.find("Total", scope="all")
+    stats = index.store.stats()
+    assert stats.unreachable == 0
+    sources = {e.source for e in index.store.iter_entries("leaf")}
+    assert "orders/util.go" not in sources
+
+
+def test_find_code_returns_only_the_symbol_with_its_lines(index: ProjectIndex) -> None:
+    answer = index.find("OrderService.create")
+    first = answer.splitlines()[0]
+    assert first.startswith("orders/service.py:9-11")
+    assert "def create" in answer and "def cancel" not in answer
+    assert "(inside: class OrderService:" in answer
+
+
+def test_find_code_ranks_by_description_and_respects_scope(index: ProjectIndex) -> None:
+    answer = index.find("read orders from a json file")
+    assert answer.startswith("orders/service.py") and "def load_orders" in answer
+    in_tests = index.find("create reserves stock", scope="test")
+    assert in_tests.startswith("tests/test_service.py")
+    main_only = index.find("test_create_reserves_stock", scope="main")
+    assert not main_only.startswith("tests/")
+    narrowed = index.find("sum prices total", subpath="orders", scope="main")
+    assert narrowed.startswith("orders/util.go")
+
+
+def test_find_code_cuts_a_long_symbol_to_its_best_passage(
+    index: ProjectIndex, project: Path
+) -> None:
+    body = "\n".join(f"    value_{n} = {n}  # filler line number {n}" for n in range(400))
+    (project / "orders" / "big.py").write_text(
+        f"def giant():\n{body}\n    magic_marker = 'here'\n    return magic_marker\n"
+    )
+    answer = index.find("giant magic_marker", max_tokens=200)
+    assert "magic_marker" in answer and "raise max_tokens" in answer
+    assert len(answer) < 200 * 4 + 600
+
+
+def test_project_map_lists_files_and_symbols_from_the_index(index: ProjectIndex) -> None:
+    files = index.map()
+    assert "orders/service.py ·" in files and "tok" in files
+    assert "class OrderService" not in files
+    symbols = index.map(detail="symbols", subpath="orders")
+    assert "method OrderService.create 9-11" in symbols
+    assert "tests/test_service.py" not in symbols
+    with pytest.raises(ValueError, match="detail"):
+        index.map(detail="everything")
+
+
+def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FileRefusedError):
+        ProjectIndex(tmp_path / "nope", tmp_path / "idx")
+
+
+def test_memory_keeps_project_indexes_under_the_projects_dir(memory: Memory, project: Path) -> None:
+    text = memory.find_code("load_orders", project)
+    assert text.startswith("orders/service.py:")
+    assert memory.settings is not None
+    assert any(memory.settings.projects_dir.iterdir())
+    assert "orders/service.py" in memory.project_map(project)
+
+
+def test_only_the_branches_above_a_changed_file_are_rewritten(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for n in range(40):
+        (root / f"mod_{n:02}.py").write_text(f"def func_{n}(x):\n    return x + {n}\n")
+    index = ProjectIndex(root, tmp_path / "idx")
+    index.sync()
+    before = {e.id for e in index.store.iter_entries("branch")}
+    assert len(before) > 3
+    (root / "mod_07.py").write_text("def func_7(x):\n    return x * 7\n")
+    report = index.sync()
+    after = {e.id for e in index.store.iter_entries("branch")}
+    assert report.changed == ("mod_07.py",)
+    assert 1 <= report.branches_refreshed < len(before)
+    assert before == after
+    assert "x * 7" in index.find("func_7")
+    assert index.store.stats().unreachable == 0
+    index.close()
