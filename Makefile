@@ -34,7 +34,7 @@ format: sync
 	$(RUN) ruff check --fix .
 
 test-unit: sync
-	$(RUN) pytest -n $(JOBS) -q packages tests-integration
+	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench
 
 # Each package's tests in a venv holding only that package's wheel and its declared
 # dependencies: the proof that the split between packages is real.
@@ -45,11 +45,14 @@ test: lint test-unit test-isolated
 
 bench: sync
 	$(RUN) python tools/bench/store.py
+	$(RUN) python tools/bench/chunkers.py
+	$(RUN) python tools/bench/facts.py
+	$(RUN) python tools/bench/scale.py
 
 demo: sync
-	@echo "The 'ihmt demo' walkthrough arrives with the command-line package (ihmt-cli)."
-	@echo "Until then, the store benchmark shows the foundation at work:"
-	$(RUN) python tools/bench/store.py --sizes 50 500
+	@echo "'ihmt demo' arrives with the command-line package; until then, the store and"
+	@echo "the navigator on a small story:"
+	$(RUN) python tools/demo.py
 
 clean:
 	rm -rf .venv dist build .pytest_cache .mypy_cache .ruff_cache tools/bench/results

@@ -415,14 +415,19 @@ class Navigator:
             if scores[c.entry.id] >= 0.5 * s1 and not self._is_outdated(c.entry, options)
         ]
         for name in names:
+            mention = re.compile(rf"\b{re.escape(name)}\b")
             follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
-            seen: dict[str, Candidate] = {}
+            people: set[str] = set()
+            holders: list[Candidate] = []
             for cand in pool:
+                if not mention.search(cand.entry.excerpt):
+                    continue
+                holders.append(cand)
                 match = follower.search(cand.entry.excerpt)
-                if match and match.group(1) not in seen:
-                    seen[match.group(1)] = cand
-            if len(seen) >= 2:
-                return list(seen.values())
+                if match:
+                    people.add(match.group(1))
+            if len(people) >= 2:
+                return holders
         return []
 
     def _same_subject(self, a: Candidate, b: Candidate) -> bool:

@@ -32,6 +32,16 @@ __all__ = [
 SUMMARY_CHARS = 420
 TITLE_TERMS = 3
 
+_GENERIC_WORDS = frozenset(
+    terms(
+        "use uses used using run runs running move moved moving decide decided choose chose "
+        "pick picked make made get got go went set add added keep kept need needs want "
+        "new old now today week month year day time thing things way note notes "
+        "usar usa usamos uso mover movimos decidir decidimos elegir elegimos nuevo nueva hoy"
+    )
+)
+"""Words too general to name what a branch is about (normalised)."""
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]|\s*\d+[.)]\s)")
 _WORD = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
 
@@ -246,6 +256,8 @@ class HeuristicSummarizer:
         for term in ranked:
             word = _readable(term, forms)
             if fold(word) in STOP_WORDS or len(word) < 2 or word.isdigit():
+                continue
+            if term in _GENERIC_WORDS:
                 continue
             if word.lower() not in (k.lower() for k in keywords):
                 keywords.append(word)
