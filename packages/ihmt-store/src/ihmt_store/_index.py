@@ -7,6 +7,7 @@ WAL mode lets many processes read while the lock holder writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -24,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -267,6 +268,9 @@ class Index:
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
         self._token_delta = 0
+        self._cache_key = -1
+        self._df_cache: dict[str, int] = {}
+        self._count_cache: int | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -350,11 +354,14 @@ class Index:
                 (*row, indexed, rowid),
             )
         else:
-            marks = ", ".join("?" * (len(row) + 1))
-            cur = self.conn.execute(
-                f"INSERT INTO items({_COLUMNS}, indexed) VALUES ({marks})", (*row, indexed)
+            rowid = _stable_rowid(row[0])
+            while self.conn.execute("SELECT 1 FROM items WHERE rowid = ?", (rowid,)).fetchone():
+                rowid = (rowid + 1) & _ROWID_MASK  # a 63-bit collision: take the next free one
+            marks = ", ".join("?" * (len(row) + 2))
+            self.conn.execute(
+                f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})",
+                (rowid, *row, indexed),
             )
-            rowid = cur.lastrowid
             self._add_tokens(indexed)
         self.conn.execute(
             "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
@@ -532,21 +539,36 @@ class Index:
             "bytes": leaf_bytes + branch_bytes,
         }
 
+    def _fresh(self) -> None:
+        """Drop the statistics caches when anything was committed since (any process)."""
+        key = -2 if self._in_tx else self.generation()
+        if key != self._cache_key or key == -2:
+            self._df_cache.clear()
+            self._count_cache = None
+            self._cache_key = key
+
     def term_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
         """How many items contain each term (document frequency)."""
         unique = sorted(set(query_terms))
         if not unique:
             return {}
-        out = dict.fromkeys(unique, 0)
-        marks = ", ".join("?" * len(unique))
-        for term, docs in self.conn.execute(
-            f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", unique
-        ):
-            out[term] = docs
-        return out
+        self._fresh()
+        cache = self._df_cache
+        missing = [t for t in unique if t not in cache]
+        if missing:
+            cache.update(dict.fromkeys(missing, 0))
+            marks = ", ".join("?" * len(missing))
+            for term, docs in self.conn.execute(
+                f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", missing
+            ):
+                cache[term] = docs
+        return {t: cache[t] for t in unique}
 
     def total_items(self) -> int:
-        return int(self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0])
+        self._fresh()
+        if self._count_cache is None:
+            self._count_cache = int(self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0])
+        return self._count_cache
 
     def search(
         self,
@@ -713,15 +735,14 @@ class Index:
             and set(kinds) >= {"leaf", "branch"}
         )
         if unfiltered:
-            # Without the join this is much cheaper; it is only wrong when a tie straddles
-            # the end of the pool, which the extra row reveals.
+            # Row ids derive from item ids (see _stable_rowid), so ordering ties by rowid
+            # gives the same pool whatever order the items were written in.
             rows = self.conn.execute(
                 "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS r FROM fts WHERE fts MATCH ? "
-                "ORDER BY r LIMIT ?",
-                [*weight_args, _match(present), pool + 1],
+                "ORDER BY r, rowid LIMIT ?",
+                [*weight_args, _match(present), pool],
             ).fetchall()
-            if len(rows) <= pool or rows[pool - 1][1] != rows[pool][1]:
-                return [r[0] for r in rows[:pool]]
+            return [r[0] for r in rows]
         sql = "SELECT items.rowid FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
         args: list[Any] = [_match(present)]
         sql += f" AND items.kind IN ({', '.join('?' * len(kinds))})"
@@ -738,7 +759,7 @@ class Index:
         if ids is not None:
             sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
             args.extend(ids)
-        sql += " ORDER BY bm25(fts, ?, ?, ?, ?), items.id LIMIT ?"
+        sql += " ORDER BY bm25(fts, ?, ?, ?, ?), items.rowid LIMIT ?"
         args.extend([*weight_args, pool])
         return [r[0] for r in self.conn.execute(sql, args)]
 
@@ -751,6 +772,16 @@ _EXHAUSTIVE_BELOW = 5000
 """Below this many term occurrences in documents, FTS5 ranks every match directly."""
 _RARE_BUDGET = 400
 """Documents the rarest query terms may bring in before the rest count as common."""
+
+
+_ROWID_MASK = (1 << 63) - 1
+
+
+def _stable_rowid(item_id: str) -> int:
+    """A row id that depends only on the item id: rebuilds and incremental writes agree,
+    so ties in ranking break the same way whatever the history of the store."""
+    digest = hashlib.sha256(item_id.encode("utf-8")).digest()
+    return (int.from_bytes(digest[:8], "big") & _ROWID_MASK) or 1
 
 
 def _match(query_terms: Sequence[str]) -> str:

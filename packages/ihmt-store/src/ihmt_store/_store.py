@@ -974,7 +974,7 @@ class Store:
     def count(self, kind: str | None = None) -> int:
         """Number of items (of one kind)."""
         if kind is None:
-            return self._idx.total_items()
+            return self._idx.total_items()  # cached until the next commit
         row = self._idx.conn.execute("SELECT COUNT(*) FROM items WHERE kind = ?", (kind,))
         return int(row.fetchone()[0])
 
