@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -177,3 +178,31 @@ def test_a_writer_killed_at_random_moments_loses_nothing_acknowledged(
     assert report.problems == ()
     assert _catalog(store) == before
     print(json.dumps({"rounds": 50, "acknowledged": len(acked), "leaves": len(on_disk)}))
+
+
+def test_processes_opening_a_store_without_an_index_at_once_lose_nothing(
+    tmp_path: Path, python: str
+) -> None:
+    """Every writer finds no index and wants to build one: only one may, the rest wait."""
+    store = Store.create(tmp_path / "m")
+    store.close()
+    for _ in range(3):
+        shutil.rmtree(tmp_path / "m" / "state")
+        procs = [
+            subprocess.Popen(
+                [python, "-c", WRITER, str(tmp_path / "m"), str(w), "20"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for w in range(4)
+        ]
+        acknowledged = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            acknowledged += [line.split()[0] for line in out.splitlines()]
+        reopened = Store.open(tmp_path / "m")
+        assert {e.id for e in reopened.iter_entries("leaf")} >= set(acknowledged)
+        assert reopened.count("leaf") == 80
+        reopened.close()

@@ -279,6 +279,7 @@ class Store:
         self._lock = _shared_lock(path / LOCK_FILE, lock_timeout)
         self._lock_timeout = lock_timeout
         self._index: Index | None = None
+        self._index_ino = -1
         self._batch: _Batch | None = None
         self._batch_thread = 0
 
@@ -364,38 +365,65 @@ class Store:
     # ================================================================= derived state
     @property
     def _idx(self) -> Index:
-        if self._index is None:
+        index = self._index
+        if index is None or not self._same_index_file():
+            # First use, or another process replaced a damaged or stale index file.
+            if index is not None:
+                index.close()
+                self._index = None
             self._open_index()
         assert self._index is not None
         return self._index
 
+    def _same_index_file(self) -> bool:
+        try:
+            return os.stat(self.path / STATE_DIR / INDEX_FILE).st_ino == self._index_ino
+        except FileNotFoundError:
+            return False
+
+    def _try_index(self, db: Path) -> tuple[Index | None, int | None]:
+        """Open the index file and read its schema stamp; (None, None) if unusable."""
+        if not db.exists():
+            return None, None
+        try:
+            index = Index(db)
+        except sqlite3.DatabaseError:
+            return None, None
+        version = index.schema_version()
+        if version != SCHEMA_VERSION:
+            index.close()
+            return None, version
+        return index, version
+
     def _open_index(self) -> None:
         state = self.path / STATE_DIR
         db = state / INDEX_FILE
-        needs_rebuild = not db.exists()
-        try:
-            index = Index(db)
-            version = index.schema_version() if not needs_rebuild else None
-        except sqlite3.DatabaseError as exc:
-            logger.warning("derived index %s is damaged (%s); rebuilding it", db, exc)
-            self._discard_index(db)
-            index = Index(db)
-            version = None
-        if version != SCHEMA_VERSION:
-            if not needs_rebuild:
-                logger.warning("derived index %s is stale or damaged; rebuilding it", db)
-            index.close()
+        index, found = self._try_index(db)
+        if index is None:
             with self._locked_raw():
-                self._discard_index(db)
-                index = Index(db)
-                index.create_schema()
-                self._index = index
-                self._rebuild_locked()
-        else:
-            self._index = index
+                # Checked again under the lock: another process may have just rebuilt it.
+                index, found = self._try_index(db)
+                if index is None:
+                    if db.exists():
+                        logger.warning(
+                            "derived index %s is stale or damaged (schema %s); rebuilding it",
+                            db,
+                            found,
+                        )
+                    self._discard_index(db)
+                    index = Index(db)
+                    index.create_schema()
+                    self._set_index(index, db)
+                    self._rebuild_locked()
+                    return
+        self._set_index(index, db)
         if (state / JOURNAL_FILE).exists():
             with self._locked():
                 pass
+
+    def _set_index(self, index: Index, db: Path) -> None:
+        self._index = index
+        self._index_ino = os.stat(db).st_ino
 
     def _discard_index(self, db: Path) -> None:
         for suffix in ("", "-wal", "-shm"):
