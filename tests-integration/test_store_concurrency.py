@@ -206,3 +206,34 @@ def test_processes_opening_a_store_without_an_index_at_once_lose_nothing(
         assert {e.id for e in reopened.iter_entries("leaf")} >= set(acknowledged)
         assert reopened.count("leaf") == 80
         reopened.close()
+
+
+CREATOR = textwrap.dedent(
+    """
+    import sys
+    from ihmt_store import Store
+    from ihmt_store.testing import make_leaf
+    store = Store.open(sys.argv[1], create=True)
+    leaf = make_leaf(f"created by worker {sys.argv[2]}", position=int(sys.argv[2]))
+    print(store.put_leaf(leaf).leaf_id, flush=True)
+    """
+)
+
+
+def test_processes_creating_one_store_at_once_agree(tmp_path: Path, python: str) -> None:
+    procs = [
+        subprocess.Popen(
+            [python, "-c", CREATOR, str(tmp_path / "fresh"), str(w)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(6)
+    ]
+    ids = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        ids.append(out.strip())
+    store = Store.open(tmp_path / "fresh")
+    assert sorted(e.id for e in store.iter_entries("leaf")) == sorted(ids)

@@ -1,6 +1,7 @@
 """The scale benchmark of IHMT search: the numbers SPEC §1 promises, against flat BM25.
 
     python tools/bench/scale.py [--sizes 50 500 5000 50000] [--seed 0] [--out FILE]
+                                [--through navigator|memory|server]
 
 Drives ihmt-store and ihmt-navigator directly (no MCP, no chunkers): memories from
 ``_memories.generate`` are saved as leaves with their project and date, consolidated
@@ -9,11 +10,18 @@ goes through ``Navigator.search``. ``_harness.evaluate`` scores it (recall@1/@5,
 accuracy, ambiguity, abstention, false abstention, tokens, latency, reads, save and
 ingest rates) and, in the same run, a flat BM25 (bm25s) over the same texts with the
 same tokenizer. A cold ``search`` in a fresh process is timed too.
+
+``--through memory`` runs the same corpus through ``ihmt_mcp.Memory`` instead: every
+memory is a ``Memory.save`` (detection, facts, incremental consolidation), a correction
+is saved with ``replaces=`` (the first words of what it corrects) and only settled with
+``mark_outdated`` when that did not resolve it; ``--through server`` ingests the same way,
+then asks every query and times every save as a stdio round trip to ``python -m ihmt_mcp``.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -21,6 +29,7 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -151,6 +160,146 @@ class NavigatorSystem:
         self.store.close()
 
 
+class MemorySystem:
+    """``ihmt_mcp.Memory``: the composition the MCP server and the CLI drive."""
+
+    name = "ihmt-mcp Memory"
+
+    def __init__(self, folder: Path) -> None:
+        from ihmt_mcp import Memory, Settings
+
+        self.home = folder / "home"
+        self.memory = Memory.open(Settings.for_home(self.home, cwd=folder))
+        self._text_of: dict[str, str] = {}
+        self._id_of: dict[str, str] = {}
+        self.replaced = 0
+        self.replaces_asked = 0
+
+    def _save(self, memory: Memory) -> str:
+        replaces = ""
+        if memory.supersedes and memory.supersedes in self._text_of:
+            replaces = " ".join(self._text_of[memory.supersedes].split()[:8])
+            self.replaces_asked += 1
+        result = self.memory.save(
+            memory.text, project=memory.project or "", date=memory.date, replaces=replaces
+        )
+        if (
+            result.replaced.status == "replaced"
+            and memory.supersedes
+            and result.replaced.replaced == (self._id_of.get(memory.supersedes),)
+        ):
+            self.replaced += 1
+        self._text_of[memory.id_hint] = memory.text
+        self._id_of[memory.id_hint] = result.ids[0]
+        return result.ids[0]
+
+    def ingest(self, memories: Sequence[Memory]) -> list[str]:
+        return [self._save(m) for m in memories]
+
+    def save(self, memory: Memory) -> str:
+        return self._save(memory)
+
+    def correct(self, old_id: str, new_id: str) -> None:
+        entry = self.memory.store.entry(old_id)
+        if entry is not None and entry.outdated_by != new_id:
+            self.memory.mark_outdated(old_id, new_id)
+
+    def search(self, query: str) -> Answer:
+        result = self.memory.search(query)
+        return Answer(
+            status=result.status,
+            ranked_ids=[h.id for h in result.results],
+            outdated_ids={h.id for h in result.results if h.outdated},
+            tokens=result.tokens,
+            files_read=result.files_read,
+            bytes_read=result.bytes_read,
+        )
+
+    def close(self) -> None:
+        stats = self.memory.stats()
+        share = self.replaced / self.replaces_asked if self.replaces_asked else 0.0
+        print(
+            f"  through Memory: replaces= resolved the right memory {share:.1%} of "
+            f"{self.replaces_asked}; depth {stats.depth}, unreachable {stats.unreachable}",
+            file=sys.stderr,
+        )
+        self.memory.close()
+
+
+class ServerSystem(MemorySystem):
+    """Ingest through ``Memory``; then every query and timed save is an MCP stdio round trip."""
+
+    name = "ihmt-mcp server (stdio)"
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self._portal_cm: Any = None
+        self._portal: Any = None
+        self._session: Any = None
+        self._holder: Any = None
+        self._done: Any = None
+
+    def _connect(self) -> None:
+        import anyio
+        from anyio.from_thread import start_blocking_portal
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "ihmt_mcp"], env={"IHMT_HOME": str(self.home)}
+        )
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+
+        async def hold(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+            # One task owns the session from start to end (anyio cancel scopes require it).
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                self._done = anyio.Event()
+                task_status.started(session)
+                await self._done.wait()
+
+        self._holder, self._session = self._portal.start_task(hold)
+
+    def _call(self, tool: str, arguments: dict[str, Any]) -> str:
+        if self._session is None:
+            self._connect()
+        result = self._portal.call(self._session.call_tool, tool, arguments)
+        return "\n".join(getattr(c, "text", "") for c in result.content)
+
+    def save(self, memory: Memory) -> str:
+        text = self._call("save_memory", {"content": f"{memory.text} (as of {memory.date})"})
+        return text.split()[2] if text.startswith("SAVED") else ""
+
+    def search(self, query: str) -> Answer:
+        text = self._call("search_memory", {"query": query, "detail": "full"})
+        status = (
+            "found"
+            if text.startswith("FOUND")
+            else "ambiguous"
+            if text.startswith("AMBIGUOUS")
+            else "not_found"
+        )
+        ids = re.findall(r"\((L-[\w.-]+)\)", text)
+        flagged = {m.group(1) for m in re.finditer(r"\[OUTDATED\][^\n]*\((L-[\w.-]+)\)", text)}
+        return Answer(
+            status=status,
+            ranked_ids=list(dict.fromkeys(ids)),
+            outdated_ids=flagged,
+            tokens=len(text) // 4,
+        )
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._portal.call(self._done.set)
+            self._holder.result(timeout=60)
+            self._portal_cm.__exit__(None, None, None)
+        super().close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500, 5000, 50000])
@@ -158,8 +307,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "scale.json"
     )
+    parser.add_argument(
+        "--through",
+        choices=("navigator", "memory", "server"),
+        default="navigator",
+        help="drive the store and navigator directly, ihmt_mcp.Memory, or the stdio server",
+    )
     args = parser.parse_args(argv)
-    run(NavigatorSystem, args.sizes, seed=args.seed, out=args.out)
+    systems = {"navigator": NavigatorSystem, "memory": MemorySystem, "server": ServerSystem}
+    out = args.out
+    if args.through != "navigator" and out.name == "scale.json":
+        out = out.with_name(f"scale_{args.through}.json")
+    run(systems[args.through], args.sizes, seed=args.seed, out=out)
     return 0
 
 

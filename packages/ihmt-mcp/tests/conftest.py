@@ -64,11 +64,13 @@ def run_server(tmp_path: Path) -> Callable[..., None]:
 
         async def main() -> None:
             with open(tmp_path / "server.log", "a", encoding="utf-8") as errlog:
-                async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write, list_roots_callback=callback) as session:
-                        await session.initialize()
-                        with anyio.fail_after(120):
-                            await body(session)
+                async with (
+                    stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write, list_roots_callback=callback) as session,
+                ):
+                    await session.initialize()
+                    with anyio.fail_after(120):
+                        await body(session)
 
         anyio.run(main)
 

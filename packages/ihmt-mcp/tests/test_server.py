@@ -62,8 +62,9 @@ def test_tools_list_has_the_ten_tools_with_exact_parameters_and_fits_1500_tokens
     for name, tool in tools.items():
         hints = tool.annotations
         assert hints is not None and hints.read_only_hint is (name in read_only), name
-        assert hints.destructive_hint is (True if name == "forget_memory" else None if
-                                          name in read_only else False), name
+        assert hints.destructive_hint is (
+            True if name == "forget_memory" else None if name in read_only else False
+        ), name
         assert hints.open_world_hint is False
 
 
@@ -75,9 +76,7 @@ def test_memory_tools_end_to_end(
     out: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:
-        error, text = await call(
-            session, "save_memory", content="I live in Madrid.", replaces=""
-        )
+        error, text = await call(session, "save_memory", content="I live in Madrid.", replaces="")
         assert not error and text.startswith("SAVED") and "project falcon" in text
         old_id = text.split()[2]
         error, text = await call(session, "save_memory", content="I moved to Valencia now.")
@@ -85,9 +84,7 @@ def test_memory_tools_end_to_end(
         error, text = await call(session, "search_memory", query="where do I live?")
         assert not error and text.startswith("FOUND") and "Valencia" in text
         assert "OUTDATED" in text and old_id in text
-        error, text = await call(
-            session, "search_memory", query="where do I live?", detail="full"
-        )
+        error, text = await call(session, "search_memory", query="where do I live?", detail="full")
         assert "path: root" in text
         error, text = await call(
             session, "search_memory", query="where do I live?", as_of="2000-01-01"
@@ -215,7 +212,7 @@ def test_the_server_sees_saves_made_by_another_process(
     home = tmp_path / "home"
 
     async def body(session: ClientSession) -> None:
-        error, text = await call(session, "search_memory", query="quokka mascot")
+        _, text = await call(session, "search_memory", query="quokka mascot")
         assert text.startswith("NOT FOUND")
         script = (
             "from pathlib import Path; from ihmt_mcp import Memory, Settings;"
@@ -223,7 +220,7 @@ def test_the_server_sees_saves_made_by_another_process(
             "m.save('The team mascot is a quokka named Pip.')"
         )
         subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
-        error, text = await call(session, "search_memory", query="quokka mascot")
+        _, text = await call(session, "search_memory", query="quokka mascot")
         assert text.startswith("FOUND") and "Pip" in text
 
     run_server(body, home=home)
@@ -257,37 +254,39 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
             "params": {"name": "search_memory", "arguments": {"query": "tabs or spaces?"}},
         },
     ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ihmt_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"IHMT_HOME": str(tmp_path / "home"), "IHMT_LOG_LEVEL": "DEBUG", "PATH": ""},
-        cwd=tmp_path,
-    )
-    watchdog = threading.Timer(120, process.kill)
-    watchdog.start()
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
-        process.stdin.flush()
-        replies = []
-        while not any(r.get("id") == 4 for r in replies):
-            line = process.stdout.readline()
-            assert line, "the server closed stdout early"
-            replies.append(json.loads(line))  # every stdout line is a JSON-RPC message
-        process.stdin.close()
-        process.wait(timeout=60)
-        assert process.stderr is not None
-        stderr = process.stderr.read()
-    finally:
-        watchdog.cancel()
-        if process.poll() is None:
-            process.kill()
+    errlog = tmp_path / "stderr.log"
+    with (
+        errlog.open("w") as err,
+        subprocess.Popen(
+            [sys.executable, "-m", "ihmt_mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env={"IHMT_HOME": str(tmp_path / "home"), "IHMT_LOG_LEVEL": "DEBUG", "PATH": ""},
+            cwd=tmp_path,
+        ) as process,
+    ):
+        watchdog = threading.Timer(120, process.kill)
+        watchdog.start()
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+            process.stdin.flush()
+            replies = []
+            while not any(r.get("id") == 4 for r in replies):
+                line = process.stdout.readline()
+                assert line, "the server closed stdout early"
+                replies.append(json.loads(line))  # every stdout line is a JSON-RPC message
+            process.stdin.close()
+            process.wait(timeout=60)
+        finally:
+            watchdog.cancel()
+            if process.poll() is None:
+                process.kill()
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     assert {r.get("id") for r in replies} >= {1, 2, 3, 4}
-    assert "ihmt_mcp" in stderr  # the DEBUG log went to stderr
+    assert "ihmt_mcp" in errlog.read_text()  # the DEBUG log went to stderr
 
 
 def test_help_goes_to_stderr(tmp_path: Path) -> None:

@@ -435,8 +435,8 @@ class Memory:
             message=(
                 f"REPLACED: the memory of {winner.timestamp[:10]} ({winner.id}) "
                 f'"{_clip(winner.excerpt or winner.title, 110)}" is now flagged OUTDATED by '
-                f"{new_id}. If that was the wrong one, call restore via the CLI or "
-                "mark_outdated with the right ids."
+                f"{new_id}. If that is not the memory the user meant, tell them (the CLI's "
+                "restore undoes it)."
             ),
         )
 

@@ -73,6 +73,8 @@ STATE_DIR = "state"
 INDEX_FILE = "index.sqlite3"
 JOURNAL_FILE = "journal"
 LOCK_FILE = "ihmt.lock"
+_OWN_NAMES = frozenset({"ihmt.config.json", "root.json", "ihmt.lock", "layer0", "layers", "state"})
+"""What a store being created (by another process, right now) may already hold."""
 
 _UNSET: Any = object()
 
@@ -297,22 +299,34 @@ class Store:
         folder = Path(path).expanduser()
         if (folder / CONFIG_FILE).exists():
             return cls.open(folder)
-        if folder.exists() and any(not p.name.startswith(".") for p in folder.iterdir()):
-            raise StoreFormatError(
-                f"{folder} is not empty and is not an IHMT store (no {CONFIG_FILE}); "
-                "choose an empty folder",
-                path=folder,
-            )
         cfg = config or StoreConfig()
-        for sub in (LEAF_DIR, BRANCH_DIR, STATE_DIR):
-            (folder / sub).mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreIOError(
+                f"cannot create the store folder: {exc.strerror}", path=folder
+            ) from exc
         store = cls(folder, cfg, lock_timeout=30.0)
+        # Under the lock, so two processes creating the same store at once agree.
         with store._locked_raw():
             if not (folder / CONFIG_FILE).exists():
-                atomic_write(folder / CONFIG_FILE, json_bytes(cfg.to_json()))
+                foreign = [
+                    p.name
+                    for p in folder.iterdir()
+                    if p.name not in _OWN_NAMES and not p.name.startswith(".")
+                ]
+                if foreign:
+                    raise StoreFormatError(
+                        f"{folder} is not empty and is not an IHMT store (no {CONFIG_FILE}); "
+                        "choose an empty folder",
+                        path=folder,
+                    )
+                for sub in (LEAF_DIR, BRANCH_DIR, STATE_DIR):
+                    (folder / sub).mkdir(parents=True, exist_ok=True)
                 atomic_write(
                     folder / ROOT_FILE, json_bytes(Root(updated=now_timestamp()).to_json())
                 )
+                atomic_write(folder / CONFIG_FILE, json_bytes(cfg.to_json()))
                 fsync_dir(folder)
         return cls.open(folder)
 
