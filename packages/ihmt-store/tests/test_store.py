@@ -388,7 +388,9 @@ def test_rebuild_from_the_files_gives_the_same_catalog_and_answers(tmp_path: Pat
                 store.set_parent([e.id for e in loose], node)
     queries = ["host3 project2", "memory 42", "edited host7", "group"]
     before = (_catalog(store), [_answers(store, q) for q in queries], store.stats().to_json())
+    trunk_before = store.trunk().domains
     report = store.rebuild()
+    assert store.trunk().domains == trunk_before
     assert report.problems == ()
     after = (_catalog(store), [_answers(store, q) for q in queries], store.stats().to_json())
     assert after[:2] == before[:2]

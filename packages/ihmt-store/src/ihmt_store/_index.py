@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS items(
 );
 CREATE INDEX IF NOT EXISTS items_parent ON items(parent_id);
 CREATE INDEX IF NOT EXISTS items_loose ON items(layer, domain, timestamp) WHERE parent_id IS NULL;
+CREATE INDEX IF NOT EXISTS items_domain_layer ON items(domain, layer);
+CREATE TABLE IF NOT EXISTS domains(
+    domain TEXT PRIMARY KEY, leaves INTEGER NOT NULL, branches INTEGER NOT NULL
+);
 CREATE INDEX IF NOT EXISTS items_corrector ON items(outdated_by) WHERE outdated_by IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
@@ -362,11 +366,34 @@ class Index:
                 f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})",
                 (rowid, *row, indexed),
             )
+            self._count_domain(row[3], row[1], +1)
             self._add_tokens(indexed)
         self.conn.execute(
             "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
             (rowid, *fields),
         )
+
+    def _count_domain(self, domain: str, kind: str, delta: int) -> None:
+        leaves, branches = (delta, 0) if kind == "leaf" else (0, delta)
+        self.conn.execute(
+            "INSERT INTO domains(domain, leaves, branches) VALUES (?, ?, ?) "
+            "ON CONFLICT(domain) DO UPDATE SET leaves = leaves + excluded.leaves, "
+            "branches = branches + excluded.branches",
+            (domain, leaves, branches),
+        )
+
+    def domain_counts(self) -> list[tuple[str, int, int, int]]:
+        """(domain, leaves, branches, depth) per domain, without scanning the catalog."""
+        out = []
+        for domain, leaves, branches in self.conn.execute(
+            "SELECT domain, leaves, branches FROM domains WHERE leaves + branches > 0 "
+            "ORDER BY domain"
+        ).fetchall():
+            depth = self.conn.execute(
+                "SELECT MAX(layer) FROM items WHERE domain = ?", (domain,)
+            ).fetchone()[0]
+            out.append((domain, int(leaves), int(branches), int(depth or 0)))
+        return out
 
     def set_parent(self, item_id: str, parent_id: str | None, size: int) -> None:
         """Change only an item's parent (and file size): its indexed text is unchanged."""
@@ -389,10 +416,11 @@ class Index:
     def delete(self, item_id: str) -> bool:
         """Remove one item and its full-text row; True if it was there."""
         found = self.conn.execute(
-            "SELECT rowid, indexed FROM items WHERE id = ?", (item_id,)
+            "SELECT rowid, indexed, domain, kind FROM items WHERE id = ?", (item_id,)
         ).fetchone()
         if found is None:
             return False
+        self._count_domain(found[2], found[3], -1)
         self._add_tokens(-found[1])
         self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
@@ -402,6 +430,7 @@ class Index:
     def clear(self) -> None:
         """Drop every item (inside the caller's transaction)."""
         self.conn.execute("DELETE FROM items")
+        self.conn.execute("DELETE FROM domains")
         self.conn.execute("DELETE FROM fts")
         self.conn.execute("DELETE FROM members")
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")

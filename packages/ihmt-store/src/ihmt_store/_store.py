@@ -857,10 +857,7 @@ class Store:
         tops: dict[str, list[str]] = {}
         for entry in index.loose(None, None):
             tops.setdefault(entry.domain, []).append(entry.id)
-        per_domain = index.conn.execute(
-            "SELECT domain, SUM(kind = 'leaf'), SUM(kind = 'branch'), MAX(layer) "
-            "FROM items GROUP BY domain"
-        ).fetchall()
+        per_domain = index.domain_counts()
         domains = tuple(
             DomainTrunk(
                 domain=dom,
