@@ -79,13 +79,16 @@ class Consolidator:
             self._stack = stack
             self._pending_events = 0
             stack.enter_context(store.batch())
-            repaired = self._repair()
-            loose = store.unparented()
-            wanted = None if domains is None else set(domains)
+            wanted = None if domains is None else sorted(set(domains))
+            loose = (
+                store.unparented()
+                if wanted is None
+                else [e for d in wanted for e in store.unparented(domain=d)]
+            )
+            repaired = self._repair(loose)
             by_domain: dict[str, list[Entry]] = {}
             for entry in loose:
-                if wanted is None or entry.domain in wanted:
-                    by_domain.setdefault(entry.domain, []).append(entry)
+                by_domain.setdefault(entry.domain, []).append(entry)
             touched = []
             for domain in sorted(by_domain):
                 made = self._consolidate_domain(domain, force=force)
@@ -102,10 +105,9 @@ class Consolidator:
             domains=tuple(touched),
         )
 
-    def _repair(self) -> list[str]:
+    def _repair(self, loose: Sequence[Entry]) -> list[str]:
         """Finish stamping groups whose branch was written before a crash."""
         store = self.store
-        loose = store.unparented()
         if not loose:
             return []
         claims = store.listed_in([e.id for e in loose])
@@ -126,8 +128,9 @@ class Consolidator:
         created: list[str] = []
         layer = 0
         while True:
-            loose_here = store.unparented(layer=layer, domain=domain)
-            higher = [e for e in store.unparented(domain=domain) if e.layer > layer]
+            loose_all = store.unparented(domain=domain)
+            loose_here = [e for e in loose_all if e.layer == layer]
+            higher = [e for e in loose_all if e.layer > layer]
             if not loose_here and not higher:
                 break
             groups: list[list[Entry]] = []

@@ -462,7 +462,8 @@ class Index:
 
     def loose(self, layer: int | None, domain: str | None) -> list[Entry]:
         """Items without a parent, oldest first, optionally of one layer and domain."""
-        sql = f"SELECT {_COLUMNS} FROM items WHERE parent_id IS NULL"
+        # The partial index holds only loose items: a handful, whatever the store size.
+        sql = f"SELECT {_COLUMNS} FROM items INDEXED BY items_loose WHERE parent_id IS NULL"
         args: list[Any] = []
         if layer is not None:
             sql += " AND layer = ?"

@@ -1,0 +1,76 @@
+"""The edge: run the click group and turn every failure into one line and an exit code.
+
+Exit codes: 0 success, 1 an error (bad input, missing store, refused save…), 2 a usage
+error (unknown option, missing argument, a value of the wrong form), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+__all__ = ["main"]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _fail(message: str, *, show_traceback: bool) -> None:
+    if show_traceback:
+        traceback.print_exc(file=sys.stderr)
+    try:
+        sys.stderr.write(f"ihmt: error: {_one_line(message)}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``ihmt`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    from ihmt_cli._app import cli
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = any(a in ("-v", "--verbose") for a in args)
+    try:
+        outcome = cli.main(args, prog_name="ihmt", standalone_mode=False)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "ihmt"
+        _fail(
+            f"{exc.format_message()} (see '{where} --help')",
+            show_traceback=verbose,
+        )
+        return 2
+    except click.ClickException as exc:
+        _fail(exc.format_message(), show_traceback=verbose)
+        return 1
+    except click.Abort:
+        _fail("aborted; nothing was changed", show_traceback=False)
+        return 1
+    except KeyboardInterrupt:
+        _fail("interrupted", show_traceback=verbose)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`ihmt tree | head`): not an error worth a message.
+        return 0
+    except Exception as exc:  # noqa: BLE001 — the CLI's edge: no traceback ever reaches a user
+        from ihmt_store import IhmtError
+
+        if isinstance(exc, (IhmtError, ValueError, LookupError, OSError)):
+            _fail(_plain(exc), show_traceback=verbose)
+            return 1
+        _fail(
+            f"unexpected {type(exc).__name__}: {exc}; rerun with -v for the traceback and "
+            "report it",
+            show_traceback=verbose,
+        )
+        return 1
+    return outcome if isinstance(outcome, int) else 0
+
+
+def _plain(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,156 @@
+"""Turn what ``Memory`` returns into the ``--json`` objects and the human text of each command.
+
+The JSON shapes here are the stable contract documented in the package README.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ihmt_facts import Contradiction, Fact
+    from ihmt_mcp import IngestReport, MemoryStats, TreeItem
+    from ihmt_navigator import Hit, SearchResult
+
+__all__ = [
+    "conflict_json",
+    "fact_json",
+    "ingest_text",
+    "search_json",
+    "search_text",
+    "stats_text",
+    "tree_text",
+]
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """One search result."""
+    return {
+        "id": hit.id,
+        "kind": hit.kind,
+        "content": hit.content,
+        "title": hit.title,
+        "timestamp": hit.timestamp,
+        "domain": hit.domain,
+        "project": hit.project,
+        "source": hit.source,
+        "path": list(hit.path),
+        "score": round(hit.score, 4),
+        "outdated": hit.outdated,
+        "outdated_by": hit.outdated_by,
+        "corrected_on": hit.corrected_on,
+    }
+
+
+def search_json(result: SearchResult, *, clues: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``search`` (and ``ask``) object."""
+    data: dict[str, Any] = {
+        "query": result.query,
+        "clue": result.clue,
+        "status": result.status,
+        "results": [hit_json(h) for h in result.results],
+        "notices": list(result.notices),
+        "confidence": round(result.confidence, 4),
+        "compact": result.compact,
+        "tokens": result.tokens,
+        "node_reads": result.node_reads,
+        "leaf_reads": result.leaf_reads,
+        "bytes_read": result.bytes_read,
+    }
+    if clues:
+        data["clues"] = list(clues)
+    return data
+
+
+def search_text(result: SearchResult, *, full: bool) -> str:
+    """The compact answer (exactly what an agent is handed), then what it cost."""
+    lines = [result.compact.rstrip()]
+    if full and result.results:
+        lines.append("")
+        for hit in result.results:
+            flag = " OUTDATED" if hit.outdated else ""
+            lines.append(
+                f"  {hit.id}  score {hit.score:.2f}{flag}  {hit.timestamp[:10]}  "
+                f"{' > '.join(hit.path)}"
+            )
+    lines.append(
+        f"({result.tokens} tokens · read {result.node_reads} branch and {result.leaf_reads} "
+        f"leaf file(s), {result.bytes_read:,} bytes)"
+    )
+    return "\n".join(lines)
+
+
+def stats_text(stats: MemoryStats) -> str:
+    """``ihmt stats`` as an aligned table."""
+    domains = " · ".join(f"{name} {count}" for name, count in stats.domains) or "(none)"
+    rows = [
+        ("memory", stats.path),
+        ("leaves", f"{stats.leaves:,} ({stats.outdated} outdated)"),
+        ("branches", f"{stats.branches:,}"),
+        ("depth", str(stats.depth)),
+        ("domains", domains),
+        ("unconsolidated", f"{stats.unconsolidated:,}"),
+        ("unreachable", f"{stats.unreachable:,}"),
+        ("bytes", f"{stats.bytes:,}"),
+    ]
+    return "\n".join(f"{name:<15} {value}" for name, value in rows)
+
+
+def tree_text(items: tuple[TreeItem, ...]) -> str:
+    """An indented outline: ``+`` a branch (with its memory count), ``-`` a memory."""
+    if not items:
+        return "(the memory is empty: add something with 'ihmt save' or 'ihmt ingest')"
+    lines = []
+    domain = None
+    for item in items:
+        if item.domain != domain:
+            domain = item.domain
+            lines.append(f"{domain}/")
+        pad = "  " * (item.level + 1)
+        title = " ".join(item.title.split())
+        if len(title) > 72:
+            title = title[:71] + "…"
+        if item.kind == "branch":
+            lines.append(f"{pad}+ {title}  [{item.id}] · {item.leaf_count} memories")
+        else:
+            flag = " OUTDATED" if item.outdated else ""
+            lines.append(f"{pad}- {title}  [{item.id}]{flag}")
+    return "\n".join(lines)
+
+
+def ingest_text(report: IngestReport, byte_count: int) -> str:
+    """What was filed where, and what was left out."""
+    lines = [
+        f"INGESTED {report.files - len(report.skipped)} of {report.files} item(s), "
+        f"{byte_count:,} bytes → {report.leaves} memories; "
+        f"{report.branches_created} new branch(es)"
+    ]
+    lines.extend(f"CONTRADICTION: {notice}" for notice in report.notices)
+    return "\n".join(lines)
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    """One recorded statement."""
+    return {
+        "subject": fact.subject,
+        "attribute": fact.attribute,
+        "value": fact.value,
+        "timestamp": fact.timestamp,
+        "source": fact.source,
+        "origin": fact.origin,
+    }
+
+
+def conflict_json(conflict: Contradiction) -> dict[str, Any]:
+    """One change of a fact's value."""
+    return {
+        "subject": conflict.subject,
+        "attribute": conflict.attribute,
+        "old_value": conflict.old_value,
+        "new_value": conflict.new_value,
+        "old_date": conflict.old_date,
+        "new_date": conflict.new_date,
+        "old_sources": list(conflict.old_sources),
+        "new_source": conflict.new_source,
+        "notice": conflict.notice,
+    }
