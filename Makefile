@@ -50,9 +50,7 @@ bench: sync
 	$(RUN) python tools/bench/scale.py
 
 demo: sync
-	@echo "'ihmt demo' arrives with the command-line package; until then, the store and"
-	@echo "the navigator on a small story:"
-	$(RUN) python tools/demo.py
+	$(RUN) ihmt demo
 
 clean:
 	rm -rf .venv dist build .pytest_cache .mypy_cache .ruff_cache tools/bench/results

@@ -13,9 +13,9 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import click
