@@ -42,6 +42,12 @@ _GENERIC_WORDS = frozenset(
 )
 """Words too general to name what a branch is about (normalised)."""
 
+_NUMERIC = re.compile(r"^[\d.,:/T+-]+$")
+"""Dates, times and figures: they belong to the time span, not to the title."""
+
+_STARTS = re.compile(r"(?<=[.!?:;])\s+|\n+\W*")
+"""Where a capital says nothing: after a full stop, and at the start of every line."""
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*•]|\s*\d+[.)]\s)")
 _WORD = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
 
@@ -134,7 +140,7 @@ def _surface_forms(texts: Sequence[str]) -> dict[str, Counter[str]]:
     """
     forms: dict[str, Counter[str]] = {}
     for text in texts:
-        for sentence in _SENTENCE.split(text):
+        for sentence in _STARTS.split(text):
             for position, word in enumerate(_WORD.findall(sentence)):
                 shown = word.lower() if position == 0 and word[1:].islower() else word
                 for term in _word_terms(word):
@@ -186,10 +192,10 @@ def keywords_of(
     """The most telling words of one text, as written (TF-IDF against the store if given)."""
     counts: Counter[str] = Counter()
     shown: dict[str, Counter[str]] = {}
-    for sentence in _SENTENCE.split(text):
+    for sentence in _STARTS.split(text):
         for position, word in enumerate(_WORD.findall(sentence)):
             found = _word_terms(word)
-            if not found or len(word) < 2 or word.isdigit() or fold(word) in STOP_WORDS:
+            if not found or len(word) < 2 or _NUMERIC.match(word) or fold(word) in STOP_WORDS:
                 continue
             head = found[0]
             counts[head] += 1
@@ -257,7 +263,7 @@ class HeuristicSummarizer:
             word = _readable(term, forms)
             if fold(word) in STOP_WORDS or len(word) < 2 or word.isdigit():
                 continue
-            if term in _GENERIC_WORDS:
+            if term in _GENERIC_WORDS or _NUMERIC.match(word):
                 continue
             if word.lower() not in (k.lower() for k in keywords):
                 keywords.append(word)
