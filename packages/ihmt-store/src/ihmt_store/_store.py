@@ -6,6 +6,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ BRANCH_DIR = "layers"
 STATE_DIR = "state"
 INDEX_FILE = "index.sqlite3"
 JOURNAL_FILE = "journal"
+INDEX_RECHECK_S = 0.5
 LOCK_FILE = "ihmt.lock"
 _OWN_NAMES = frozenset({"ihmt.config.json", "root.json", "ihmt.lock", "layer0", "layers", "state"})
 """What a store being created (by another process, right now) may already hold."""
@@ -282,6 +284,7 @@ class Store:
         self._lock_timeout = lock_timeout
         self._index: Index | None = None
         self._index_ino = -1
+        self._index_checked = 0.0
         self._batch: _Batch | None = None
         self._batch_thread = 0
 
@@ -389,7 +392,13 @@ class Store:
         assert self._index is not None
         return self._index
 
-    def _same_index_file(self) -> bool:
+    def _same_index_file(self, *, force: bool = False) -> bool:
+        """False when another process replaced the index file (checked at most every
+        INDEX_RECHECK_S seconds for reads; always before a write)."""
+        now = time.monotonic()
+        if not force and now - self._index_checked < INDEX_RECHECK_S:
+            return True
+        self._index_checked = now
         try:
             return os.stat(self.path / STATE_DIR / INDEX_FILE).st_ino == self._index_ino
         except FileNotFoundError:
@@ -475,6 +484,9 @@ class Store:
         """Hold the inter-process lock; finish a dead writer's journal first."""
         took = self._lock.acquire(self._lock_timeout)
         try:
+            if took and self._index is not None and not self._same_index_file(force=True):
+                self._index.close()
+                self._index = None
             if took:
                 self._recover()
             yield self._idx
