@@ -152,31 +152,21 @@ def test_a_newer_store_is_left_untouched(ihmt: Ihmt, store: Path) -> None:
     assert sorted(p.name for p in store.rglob("*.md")) == leaves
 
 
-def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
-    store: Path, ihmt_bin: str, ihmt_env: dict[str, str], tmp_path: Path
-) -> None:
+def _in_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes, str]:
+    """Run ``args`` with stderr on a pseudo-terminal; return (code, terminal bytes, stdout)."""
     import pty
     import select
 
-    folder = tmp_path / "many"
-    folder.mkdir()
-    for i in range(2000):
-        (folder / f"n{i:04d}.txt").write_text(f"note {i} about topic {i % 37} and word w{i}\n")
     leader, follower = pty.openpty()
     child = subprocess.Popen(
-        [ihmt_bin, "ingest", str(folder), "--no-consolidate", "--path", str(store)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=ihmt_env,
-        cwd=tmp_path,
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=cwd
     )
     os.close(follower)
     seen = b""
     deadline = time.monotonic() + 120
     try:
         while child.poll() is None or select.select([leader], [], [], 0)[0]:
-            assert time.monotonic() < deadline, "ingest took too long"
+            assert time.monotonic() < deadline, "the command took too long"
             if select.select([leader], [], [], 0.5)[0]:
                 try:
                     chunk = os.read(leader, 65536)
@@ -191,6 +181,30 @@ def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
             child.kill()
             child.wait(timeout=10)
         os.close(leader)
-    assert child.returncode == 0, seen.decode(errors="replace")[-500:]
+    return child.returncode, seen, out
+
+
+def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
+    store: Path, ihmt_bin: str, ihmt_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(2000):
+        (folder / f"n{i:04d}.txt").write_text(f"note {i} about topic {i % 37} and word w{i}\n")
+    code, seen, out = _in_terminal(
+        [ihmt_bin, "ingest", str(folder), "--no-consolidate", "--path", str(store)],
+        ihmt_env,
+        tmp_path,
+    )
+    assert code == 0, seen.decode(errors="replace")[-500:]
     assert b"Ingesting" in seen and b"2000/2000" in seen
     assert out.startswith("INGESTED 2000 of 2000")
+    # consolidation and rebuild of those 2,000 memories draw their own bars
+    code, seen, out = _in_terminal(
+        [ihmt_bin, "consolidate", "--path", str(store)], ihmt_env, tmp_path
+    )
+    assert code == 0, seen.decode(errors="replace")[-500:]
+    assert b"Consolidating" in seen and out.startswith("CONSOLIDATED")
+    code, seen, out = _in_terminal([ihmt_bin, "rebuild", "--path", str(store)], ihmt_env, tmp_path)
+    assert code == 0, seen.decode(errors="replace")[-500:]
+    assert b"Rebuilding" in seen and out.startswith("REBUILT · 20")

@@ -165,3 +165,14 @@ def test_consolidation_never_loses_or_rewrites_text(
     assert {i: store.read_leaf(i).text for i in ids} == texts
     assert all(store.read_leaf(i).parent_id for i in ids)
     assert os.listdir(store.path / "layers") == ["1", "2", "3"] or store.stats().depth >= 2
+
+
+def test_consolidation_reports_its_progress(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=4)
+    fill(store, _notes(12))
+    seen: list[tuple[int, int]] = []
+    consolidator(store).consolidate(progress=lambda d, t, n: seen.append((d, t)))
+    assert [d for d, _ in seen] == [4, 8, 12]
+    assert all(d <= t for d, t in seen)

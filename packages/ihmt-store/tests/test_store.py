@@ -597,3 +597,10 @@ def test_a_branch_listing_an_unstamped_child_is_visible(store: Store) -> None:
     assert store.entry(b.leaf_id).parent_id is None  # type: ignore[union-attr]
     store.rebuild()
     assert store.listed_in([b.leaf_id]) == {b.leaf_id: ["N1-general-x"]}
+
+
+def test_rebuild_reports_its_progress(store: Store) -> None:
+    store.put_leaves(make_leaf(f"note {i}", position=i) for i in range(5))
+    seen: list[tuple[int, int]] = []
+    store.rebuild(progress=lambda done, total, name: seen.append((done, total)))
+    assert seen == [(i, 5) for i in range(1, 6)]

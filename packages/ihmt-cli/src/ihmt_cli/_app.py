@@ -440,9 +440,9 @@ def consolidate_command(force: bool) -> None:
     """Build the summary branches that are due."""
     state = State.current()
     _configure_logging(state)
-    with open_memory(state) as memory:
+    with open_memory(state) as memory, _progress(state, "Consolidating") as progress:
         state.remark("Consolidating…")
-        report = memory.consolidate(force=force)
+        report = memory.consolidate(force=force, progress=progress)
         stats = memory.stats()
     state.emit(
         {
@@ -463,9 +463,9 @@ def rebuild_command() -> None:
     """Recreate every derived file (catalog, index, trunk, facts) from the leaves and branches."""
     state = State.current()
     _configure_logging(state)
-    with open_memory(state) as memory:
+    with open_memory(state) as memory, _progress(state, "Rebuilding") as progress:
         state.remark("Rebuilding the catalog, the search index, the trunk and the facts…")
-        report, facts = memory.rebuild()
+        report, facts = memory.rebuild(progress=progress)
     problems = [f"{p.path}: {p.reason}" for p in report.problems]
     lines = [
         f"REBUILT · {report.leaves} leaves, {report.branches} branches, {facts.facts} facts "

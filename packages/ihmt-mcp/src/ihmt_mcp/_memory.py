@@ -722,15 +722,23 @@ class Memory:
             path=str(self.store.path),
         )
 
-    def rebuild(self) -> tuple[RebuildReport, TimelineStats]:
-        """Recreate every derived file (catalog, search index, trunk, fact timeline)."""
-        report = self.store.rebuild()
+    def rebuild(self, progress: Progress | None = None) -> tuple[RebuildReport, TimelineStats]:
+        """Recreate every derived file (catalog, search index, trunk, fact timeline).
+
+        ``progress(done, total, name)`` follows the files read.
+        """
+        report = self.store.rebuild(progress)
         facts = self.timeline.rebuild()
         return report, facts
 
-    def consolidate(self, force: bool = False) -> ConsolidationReport:
-        """Run pending summarization events (``force`` also closes partial groups)."""
-        return Consolidator(self.store, self.summarizer).consolidate(force=force)
+    def consolidate(
+        self, force: bool = False, progress: Progress | None = None
+    ) -> ConsolidationReport:
+        """Run pending summarization events (``force`` also closes partial groups).
+
+        ``progress(done, total, branch_id)`` follows the items grouped.
+        """
+        return Consolidator(self.store, self.summarizer).consolidate(force=force, progress=progress)
 
     # ================================================================= project indexes
     def project_index(self, path: str | os.PathLike[str]) -> ProjectIndex:

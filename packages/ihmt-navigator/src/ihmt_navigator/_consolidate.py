@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from ihmt_navigator._summarize import ChildText, Summarizer, keywords_of
-from ihmt_store import Branch, ChildRef, Entry, Store, now_timestamp
+from ihmt_store import Branch, ChildRef, Entry, Progress, Store, now_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +58,16 @@ class Consolidator:
         self._total = 0
         self._stack = ExitStack()
         self._pending_events = 0
+        self._progress: Progress | None = None
+        self._grouped = 0
+        self._to_group = 1
 
     def consolidate(
-        self, *, force: bool = False, domains: Iterable[str] | None = None
+        self,
+        *,
+        force: bool = False,
+        domains: Iterable[str] | None = None,
+        progress: Progress | None = None,
     ) -> ConsolidationReport:
         """Group what can be grouped; return what changed.
 
@@ -68,6 +75,9 @@ class Consolidator:
             force: close partial groups too, so every domain converges to one top item.
             domains: only look at these domains (the ones a save just touched); all
                 when None. Cost follows the number of loose items, not the store size.
+            progress: called as ``progress(done, total, branch_id)`` after each event;
+                ``total`` is the number of loose items at the start (items grouped so far
+                is ``done``), a good measure of the work left.
         """
         store = self.store
         created: list[str] = []
@@ -86,6 +96,9 @@ class Consolidator:
                 else [e for d in wanted for e in store.unparented(domain=d)]
             )
             repaired = self._repair(loose)
+            self._progress = progress
+            self._grouped = 0
+            self._to_group = max(len(loose), 1)
             by_domain: dict[str, list[Entry]] = {}
             for entry in loose:
                 by_domain.setdefault(entry.domain, []).append(entry)
@@ -217,6 +230,10 @@ class Consolidator:
         store.put_branch(node)
         store.set_parent(ids, node.node_id)
         self._pending_events += 1
+        self._grouped += len(ids)
+        if self._progress is not None:
+            total = max(self._to_group, self._grouped)
+            self._progress(self._grouped, total, node.node_id)
         if self._pending_events >= EVENTS_PER_BATCH:
             self._stack.close()
             self._stack.enter_context(store.batch())

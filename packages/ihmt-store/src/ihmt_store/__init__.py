@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         now_timestamp,
         safe_domain,
     )
-    from ihmt_store._store import IOStats, Problem, RebuildReport, Store, StoreStats
+    from ihmt_store._store import IOStats, Problem, Progress, RebuildReport, Store, StoreStats
 
 # The records and the store load on first use: packages that only need the error root or
 # the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
@@ -76,7 +76,8 @@ _LAZY: dict[str, str] = {
         "ihmt_store._records",
     ),
     **dict.fromkeys(
-        ("IOStats", "Problem", "RebuildReport", "Store", "StoreStats"), "ihmt_store._store"
+        ("IOStats", "Problem", "Progress", "RebuildReport", "Store", "StoreStats"),
+        "ihmt_store._store",
     ),
 }
 
@@ -102,6 +103,7 @@ __all__ = [
     "StoreStats",
     "RebuildReport",
     "Problem",
+    "Progress",
     "IOStats",
     # records on disk
     "Leaf",

@@ -7,7 +7,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +64,10 @@ from ihmt_store.errors import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["IOStats", "Problem", "RebuildReport", "Store", "StoreStats"]
+__all__ = ["IOStats", "Problem", "Progress", "RebuildReport", "Store", "StoreStats"]
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, name)``: called as long work advances."""
 
 CONFIG_FILE = "ihmt.config.json"
 ROOT_FILE = "root.json"
@@ -1067,21 +1070,25 @@ class Store:
         return self.path / STATE_DIR / name
 
     # ================================================================= rebuild
-    def rebuild(self) -> RebuildReport:
+    def rebuild(self, progress: Progress | None = None) -> RebuildReport:
         """Recreate the derived index and ``root.json`` from the leaves and branch files.
 
         Unreadable files are reported (path and reason) and left untouched.
+
+        Args:
+            progress: called as ``progress(done, total, path)`` while files are read.
         """
         with self._locked():
-            report = self._rebuild_locked()
+            report = self._rebuild_locked(progress)
         return report
 
-    def _rebuild_locked(self) -> RebuildReport:
+    def _rebuild_locked(self, progress: Progress | None = None) -> RebuildReport:
         index = self._idx
         problems: list[Problem] = []
         removed = 0
         rows: list[tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = []
         leaves = branches = 0
+        found: list[tuple[Path, str]] = []
         for folder, pattern in (
             (self.path / LEAF_DIR, "*.txt"),
             (self.path / BRANCH_DIR, "*.json"),
@@ -1090,32 +1097,37 @@ class Store:
                 continue
             for sub in [*sorted(p for p in folder.rglob("*") if p.is_dir()), folder]:
                 removed += remove_temp_files(sub)
-            for full in sorted(folder.rglob(pattern)):
-                if full.name.startswith(".") or full.name.endswith(TEMP_SUFFIX):
-                    continue
-                rel = full.relative_to(self.path).as_posix()
-                try:
-                    data = full.read_bytes()
-                    if pattern == "*.txt":
-                        leaf = parse_leaf(data, full)
-                        if Path(rel).stem != leaf.leaf_id:
-                            raise CorruptFileError(
-                                f"file name does not match leaf_id {leaf.leaf_id!r}", path=full
-                            )
-                        rows.append((*leaf_row(leaf, rel, len(data)), []))
-                        leaves += 1
-                    else:
-                        branch = parse_branch(data, full)
-                        if Path(rel).stem != branch.node_id:
-                            raise CorruptFileError(
-                                f"file name does not match node_id {branch.node_id!r}", path=full
-                            )
-                        members = [c.id for c in branch.children]
-                        rows.append((*branch_row(branch, rel, len(data)), members))
-                        branches += 1
-                except (CorruptFileError, OSError) as exc:
-                    logger.warning("skipping %s: %s", rel, exc)
-                    problems.append(Problem(path=rel, reason=str(exc)))
+            found.extend(
+                (full, pattern)
+                for full in sorted(folder.rglob(pattern))
+                if not full.name.startswith(".") and not full.name.endswith(TEMP_SUFFIX)
+            )
+        for done, (full, pattern) in enumerate(found, 1):
+            if progress is not None:
+                progress(done, len(found), full.name)
+            rel = full.relative_to(self.path).as_posix()
+            try:
+                data = full.read_bytes()
+                if pattern == "*.txt":
+                    leaf = parse_leaf(data, full)
+                    if Path(rel).stem != leaf.leaf_id:
+                        raise CorruptFileError(
+                            f"file name does not match leaf_id {leaf.leaf_id!r}", path=full
+                        )
+                    rows.append((*leaf_row(leaf, rel, len(data)), []))
+                    leaves += 1
+                else:
+                    branch = parse_branch(data, full)
+                    if Path(rel).stem != branch.node_id:
+                        raise CorruptFileError(
+                            f"file name does not match node_id {branch.node_id!r}", path=full
+                        )
+                    members = [c.id for c in branch.children]
+                    rows.append((*branch_row(branch, rel, len(data)), members))
+                    branches += 1
+            except (CorruptFileError, OSError) as exc:
+                logger.warning("skipping %s: %s", rel, exc)
+                problems.append(Problem(path=rel, reason=str(exc)))
         index.begin()
         try:
             index.clear()
