@@ -59,6 +59,8 @@ __all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
+INGEST_GROUP = 256
+"""Files written per store batch during an ingest."""
 """``ingest`` skips files larger than this."""
 DETECT_DOMAINS = frozenset({"", "general", "auto"})
 """Domains that mean "file it where its content belongs"."""
@@ -603,43 +605,89 @@ class Memory:
         written = 0
         domains: set[str] = set()
         total = len(items)
+        created = 0
+        for start in range(0, total, INGEST_GROUP):
+            group = items[start : start + INGEST_GROUP]
+            stored_ids: list[str] = []
+            group_domains: set[str] = set()
+            # One store batch per group of files, consolidated in the same batch: a leaf
+            # reaches the disk once, already stamped with its branch, and the group costs
+            # one flush and one index commit. Facts are read once the group is committed.
+            with self.store.batch():
+                for done, (name, full) in enumerate(group, start + 1):
+                    leaves = self._ingest_one(
+                        name, full, text, doc_type, wanted_domain, proj, tags, skipped
+                    )
+                    if leaves:
+                        stored = self.store.put_leaves(leaves)
+                        written += len(stored)
+                        group_domains.update(leaf.domain for leaf in stored)
+                        stored_ids.extend(leaf.leaf_id for leaf in stored)
+                    if progress is not None:
+                        progress(done, total, name)
+                if consolidate and group_domains:
+                    created += len(self._consolidate_domains(group_domains).branches_created)
+            domains |= group_domains
+            with self.store.locked():
+                notices.extend(self._ingest_facts(stored_ids))
+        logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
+        return IngestReport(
+            files=total,
+            leaves=written,
+            skipped=tuple(skipped),
+            notices=tuple(dict.fromkeys(notices)),
+            branches_created=created,
+        )
+
+    def _ingest_one(
+        self,
+        name: str,
+        full: Path | None,
+        text: str | None,
+        doc_type: DocType | None,
+        wanted_domain: str | None,
+        proj: str,
+        tags: Sequence[str],
+        skipped: list[tuple[str, str]],
+    ) -> list[Leaf]:
+        """The leaves of one file (or of the given text); reasons to skip go to ``skipped``."""
+        if full is None:
+            body = text or ""
+        else:
+            try:
+                if full.stat().st_size > MAX_FILE_BYTES:
+                    skipped.append((name, "larger than 2 MiB"))
+                    return []
+                body = decode(full.read_bytes()).text
+            except BinaryContentError:
+                skipped.append((name, "binary"))
+                return []
+            except OSError as exc:
+                skipped.append((name, f"unreadable ({exc.strerror or exc})"))
+                return []
+        if not body.strip():
+            skipped.append((name, "empty"))
+            return []
+        secrets = find_secrets(body)
+        if secrets:
+            kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
+            skipped.append((name, f"holds {kinds}"))
+            return []
         config = self.store.config
-        for done, (name, full) in enumerate(items, 1):
-            if full is None:
-                body = text or ""
-            else:
-                try:
-                    if full.stat().st_size > MAX_FILE_BYTES:
-                        skipped.append((name, "larger than 2 MiB"))
-                        continue
-                    body = decode(full.read_bytes()).text
-                except BinaryContentError:
-                    skipped.append((name, "binary"))
-                    continue
-                except OSError as exc:
-                    skipped.append((name, f"unreadable ({exc.strerror or exc})"))
-                    continue
-            if not body.strip():
-                skipped.append((name, "empty"))
-                continue
-            secrets = find_secrets(body)
-            if secrets:
-                kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
-                skipped.append((name, f"holds {kinds}"))
-                continue
-            chunked = chunk(
-                body,
-                name if full is not None else None,
-                doc_type=doc_type,
-                domain=wanted_domain,
-                target_tokens=config.target_tokens,
-                max_tokens=config.max_tokens,
-            )
-            detection = chunked.detection
-            stamp = now_timestamp()
-            if full is not None:
-                stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
-            leaves = self._leaves(
+        chunked = chunk(
+            body,
+            name if full is not None else None,
+            doc_type=doc_type,
+            domain=wanted_domain,
+            target_tokens=config.target_tokens,
+            max_tokens=config.max_tokens,
+        )
+        detection = chunked.detection
+        stamp = now_timestamp()
+        if full is not None:
+            stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
+        return list(
+            self._leaves(
                 chunked.blocks,
                 domain=detection.domain,
                 data_type=detection.doc_type.value.upper(),
@@ -649,23 +697,6 @@ class Memory:
                 project=proj,
                 default_time=stamp,
             )
-            with self.store.batch():
-                stored = self.store.put_leaves(leaves)
-            written += len(stored)
-            domains.update(leaf.domain for leaf in stored)
-            notices.extend(self._ingest_facts(leaf.leaf_id for leaf in stored))
-            if progress is not None:
-                progress(done, total, name)
-        created = 0
-        if consolidate and domains:
-            created = len(self._consolidate_domains(domains).branches_created)
-        logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
-        return IngestReport(
-            files=total,
-            leaves=written,
-            skipped=tuple(skipped),
-            notices=tuple(dict.fromkeys(notices)),
-            branches_created=created,
         )
 
     # ================================================================= inspection

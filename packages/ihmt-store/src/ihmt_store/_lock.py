@@ -85,9 +85,11 @@ class StoreLock:
         delay = 0.001
         while True:
             if _try_lock(fd):
+                # A fixed-width record written in place: truncating the file costs a
+                # millisecond on some file systems, on every save.
                 try:
-                    os.ftruncate(fd, 0)
-                    os.write(fd, f"{os.getpid()}\n".encode())
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    os.write(fd, f"{os.getpid():<19}\n".encode())
                 except OSError:
                     pass
                 return fd
