@@ -198,6 +198,7 @@ def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
     )
     assert code == 0, seen.decode(errors="replace")[-500:]
     assert b"Ingesting" in seen and b"2000/2000" in seen
+    assert b" MB \xc2\xb7 many/n" in seen  # bytes done, then the file being read
     assert out.startswith("INGESTED 2000 of 2000")
     # consolidation and rebuild of those 2,000 memories draw their own bars
     code, seen, out = _in_terminal(

@@ -331,7 +331,8 @@ def ingest_command(
         if not path.exists():
             raise click.ClickException(f"no such file or folder: {path}; check the path")
     byte_count = len(text.encode("utf-8")) if text is not None else 0
-    with open_memory(state) as memory, _progress(state, "Ingesting") as progress:
+    sizes = _sizes_by_name(sources)
+    with open_memory(state) as memory, _progress(state, "Ingesting", sizes) as progress:
         report = memory.ingest(
             sources,
             text=text,
@@ -353,6 +354,24 @@ def ingest_command(
     state.emit({**report.to_json(), "bytes": byte_count}, ingest_text(report, byte_count))
 
 
+def _sizes_by_name(sources: list[Path]) -> dict[str, int]:
+    """Sizes of the files under ``sources``, named as ``Memory.ingest`` reports them."""
+    sizes: dict[str, int] = {}
+    for path in sources:
+        if path.is_file():
+            sizes[path.name] = path.stat().st_size
+        elif path.is_dir():
+            for root, _dirs, files in os.walk(path):
+                for name in files:
+                    full = Path(root) / name
+                    try:
+                        rel = full.relative_to(path).as_posix()
+                        sizes[f"{path.name}/{rel}"] = full.stat().st_size
+                    except (OSError, ValueError):
+                        continue
+    return sizes
+
+
 def _bytes_of(sources: list[Path], skipped: set[str]) -> int:
     total = 0
     for path in sources:
@@ -369,12 +388,18 @@ def _bytes_of(sources: list[Path], skipped: set[str]) -> int:
 
 
 @contextmanager
-def _progress(state: State, label: str) -> Iterator[Callable[[int, int, str], None] | None]:
-    """A progress callback drawing a bar on stderr, when stderr is a terminal."""
+def _progress(
+    state: State, label: str, sizes: dict[str, int] | None = None
+) -> Iterator[Callable[[int, int, str], None] | None]:
+    """A progress callback drawing a bar on stderr, when stderr is a terminal.
+
+    With ``sizes`` (bytes per item name) the bar also shows the bytes done so far.
+    """
     if state.is_quiet or state.is_json or not sys.stderr.isatty():
         yield None
         return
     bars: list[Any] = []
+    done_bytes = [0]
 
     def update(done: int, total: int, name: str) -> None:
         if not bars:
@@ -388,7 +413,11 @@ def _progress(state: State, label: str) -> Iterator[Callable[[int, int, str], No
             bar.__enter__()
             bars.append(bar)
         bar = bars[0]
-        bar.current_item = name[-40:]
+        if sizes is not None:
+            done_bytes[0] += sizes.get(name, 0)
+            bar.current_item = f"{done_bytes[0] / 1e6:.1f} MB · {name[-32:]}"
+        else:
+            bar.current_item = name[-40:]
         bar.update(max(0, done - bar.pos))
 
     try:
