@@ -126,7 +126,14 @@ def terms(text: str, *, keep_stop_words: bool = False) -> list[str]:
 
     "reserveStock" gives ``reservestock``, ``reserv``, ``stock``; "stock_hold" gives
     ``stock``, ``hold`` and ``stockhold``; stop words go unless ``keep_stop_words``.
+    Recent texts are remembered: indexing, keywords and summaries read the same text.
     """
+    return list(_terms(text, keep_stop_words))
+
+
+@lru_cache(maxsize=8192)
+def _terms(text: str, keep_stop_words: bool) -> tuple[str, ...]:
+
     out: list[str] = []
     for chunk in re.split(r"[\s]+", text):
         if not chunk:
@@ -151,4 +158,4 @@ def terms(text: str, *, keep_stop_words: bool = False) -> list[str]:
                 if not keep_stop_words and folded in STOP_WORDS:
                     continue
                 out.append(stem(folded))
-    return out
+    return tuple(out)
