@@ -128,8 +128,10 @@ def json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def write_temp(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a new temporary sibling of ``path`` (not flushed); return its path.
+def write_temp(path: Path, data: bytes, *, durable: bool = False) -> Path:
+    """Write ``data`` to a new temporary sibling of ``path``; return its path.
+
+    Flushed to disk only when ``durable`` (a batch flushes all its files at once).
 
     Raises:
         StoreIOError: the disk is full, read-only, or refuses the write.
@@ -139,11 +141,11 @@ def write_temp(path: Path, data: bytes) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
             handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise StoreIOError(_describe(exc), path=path) from exc
     return tmp
 
@@ -153,6 +155,7 @@ def replace_temp(tmp: Path, path: Path) -> None:
     try:
         os.replace(tmp, path)
     except OSError as exc:
+        _unlink_quietly(tmp)
         raise StoreIOError(_describe(exc), path=path) from exc
 
 
@@ -165,21 +168,14 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     Raises:
         StoreIOError: the disk is full, read-only, or refuses the write.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    replace_temp(write_temp(path, data, durable=durable), path)
+
+
+def _unlink_quietly(path: Path) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise StoreIOError(_describe(exc), path=path) from exc
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _describe(exc: OSError) -> str:
