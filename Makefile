@@ -34,6 +34,7 @@ format: sync
 	$(RUN) ruff check --fix .
 
 test-unit: sync
+	bash tools/agents/install.sh
 	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench
 
 # Each package's tests in a venv holding only that package's wheel and its declared

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,3 +18,73 @@ def python() -> str:
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------- real agent CLIs
+AGENTS_BIN = (
+    Path(__file__).resolve().parents[1] / "tools" / "agents" / "node" / "node_modules" / ".bin"
+)
+"""Where tools/agents/install.sh puts claude, opencode and codex (pinned versions)."""
+
+
+@pytest.fixture
+def agent_cli() -> Callable[[str], str]:
+    """The path of an agent's CLI from tools/agents, or skip saying how to get it."""
+
+    def find(name: str) -> str:
+        path = AGENTS_BIN / name
+        if not path.exists():
+            pytest.skip(f"{name} is not installed: run tools/agents/install.sh (needs npm)")
+        return str(path)
+
+    return find
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path) -> dict[str, str]:
+    """A child environment with a fresh HOME, the agents on PATH, and no optional traffic."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("IHMT_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+        and not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "OPENCODE"))
+    }
+    env.update(
+        {
+            "HOME": str(home),
+            "PATH": f"{AGENTS_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin",
+            "IHMT_PROJECT": "",
+            # no telemetry, update checks or model catalogue downloads from the clients
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    return env
+
+
+@pytest.fixture
+def ihmt_install(agent_env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``ihmt ARGS`` (e.g. ``install codex``) in the agents' temporary HOME."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "ihmt"), *args],
+            capture_output=True,
+            text=True,
+            env=agent_env,
+            cwd=agent_env["HOME"],
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    return run

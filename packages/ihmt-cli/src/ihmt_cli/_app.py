@@ -786,3 +786,11 @@ def demo_command(folder: Path | None) -> None:
     from ihmt_cli._demo import run_demo
 
     run_demo(folder)
+
+
+# ---------------------------------------------------------------------- gui (registers itself)
+from ihmt_cli import _gui as _gui  # noqa: E402 — imported last: it attaches `ihmt gui` to `cli`
+
+# isort: split
+# ---------------------------------------------------------------------- install, uninstall, doctor
+from ihmt_cli import _agents as _agents  # noqa: E402 — imported last: attaches its commands

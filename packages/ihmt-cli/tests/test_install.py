@@ -1,0 +1,426 @@
+"""``ihmt install`` / ``uninstall`` / ``doctor`` on temporary HOMEs, no network.
+
+The agents' CLIs are stand-ins written here (they log their arguments and edit the
+config file the way the real ones do); the real clients are driven in
+tests-integration/test_agents_*.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BEGIN = "<!-- ihmt-memory:begin"
+
+FAKE_CLAUDE = """\
+import json, pathlib, sys
+home = pathlib.Path.home()
+with open(home / "cli.log", "a") as log:
+    log.write(json.dumps(["claude", *sys.argv[1:]]) + "\\n")
+config = home / ".claude.json"
+data = json.loads(config.read_text()) if config.exists() else {}
+args = sys.argv[1:]
+servers = data.setdefault("mcpServers", {})
+if args[:2] == ["mcp", "add"]:
+    name = args[2]
+    env = dict(a.split("=", 1) for a in args[args.index("-e") + 1 : args.index("--")])
+    cmd = args[args.index("--") + 1 :]
+    servers[name] = {"type": "stdio", "command": cmd[0], "args": cmd[1:], "env": env}
+elif args[:2] == ["mcp", "remove"]:
+    servers.pop(args[2])
+config.write_text(json.dumps(data, indent=2))
+"""
+
+FAKE_CODEX = """\
+import json, pathlib, sys
+home = pathlib.Path.home()
+with open(home / "cli.log", "a") as log:
+    log.write(json.dumps(["codex", *sys.argv[1:]]) + "\\n")
+config = home / ".codex" / "config.toml"
+config.parent.mkdir(exist_ok=True)
+args = sys.argv[1:]
+if args[:2] == ["mcp", "add"]:
+    env = args[args.index("--env") + 1]
+    key, value = env.split("=", 1)
+    cmd = args[args.index("--") + 1 :]
+    text = config.read_text() if config.exists() else ""
+    text += f'\\n[mcp_servers.{args[2]}]\\ncommand = {json.dumps(cmd[0])}\\n'
+    text += f'\\n[mcp_servers.{args[2]}.env]\\n{key} = {json.dumps(value)}\\n'
+    config.write_text(text)
+"""
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A temporary HOME, a project folder, and a PATH holding only chosen stand-in CLIs."""
+
+    home: Path
+    project: Path
+    bin: Path
+    run: Callable[..., Done]
+
+    def add_cli(self, name: str, source: str) -> None:
+        script = self.bin / name
+        script.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
+        script.chmod(0o755)
+
+    def cli_log(self) -> list[list[str]]:
+        log = self.home / "cli.log"
+        if not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text().splitlines()]
+
+    def snapshot(self) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(self.home.parent)): p.read_bytes()
+            for root in (self.home, self.project)
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "cli.log"
+        }
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    home, project, bin_dir = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
+    for folder in (home, project, bin_dir):
+        folder.mkdir()
+    ihmt = Path(sys.executable).parent / "ihmt"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("IHMT_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+    }
+    env.update({"HOME": str(home), "PATH": str(bin_dir), "IHMT_PROJECT": ""})
+
+    def run(*args: str, timeout: float = 120) -> Done:
+        done = subprocess.run(
+            [str(ihmt), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=project,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        return Done(done.returncode, done.stdout, done.stderr)
+
+    return Sandbox(home=home, project=project, bin=bin_dir, run=run)
+
+
+def _mcp_script() -> str:
+    return str(Path(sys.executable).absolute().parent / "ihmt-mcp")
+
+
+# ---------------------------------------------------------------------- opencode (file edit)
+def test_install_opencode_adds_the_entry_and_keeps_the_rest(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    original = {"theme": "tokyonight", "mcp": {"other": {"type": "remote", "url": "http://x"}}}
+    config.write_text(json.dumps(original), encoding="utf-8")
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "opencode", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    data = json.loads(config.read_text())
+    assert data["theme"] == "tokyonight"
+    assert data["mcp"]["other"] == original["mcp"]["other"]
+    assert data["mcp"]["ihmt-memory"] == {
+        "type": "local",
+        "command": [_mcp_script()],
+        "environment": {"IHMT_HOME": str(memory)},
+        "enabled": True,
+    }
+    backup = config.with_name("opencode.json.bak-ihmt")
+    assert json.loads(backup.read_text()) == original
+    agents_md = (config.parent / "AGENTS.md").read_text()
+    assert agents_md.count(BEGIN) == 1 and "never" in agents_md.lower()
+    assert "done: register ihmt-memory" in done.out
+
+
+def test_a_second_install_changes_nothing(sandbox: Sandbox) -> None:
+    for agent in ("opencode", "codex", "claude-code"):
+        assert sandbox.run("install", agent).code == 0
+    before = sandbox.snapshot()
+
+    again = [
+        sandbox.run("install", agent, "--json") for agent in ("opencode", "codex", "claude-code")
+    ]
+
+    assert all(d.code == 0 for d in again)
+    assert all(d.json()["steps"] == [] and not d.json()["changed"] for d in again)
+    assert sandbox.snapshot() == before
+
+
+def test_dry_run_prints_the_json_and_writes_nothing(sandbox: Sandbox) -> None:
+    done = sandbox.run("install", "opencode", "--dry-run", "--home", str(sandbox.home / "m"))
+
+    assert done.code == 0, done.err
+    assert sandbox.snapshot() == {}
+    assert '"ihmt-memory": {' in done.out and '"type": "local"' in done.out
+    assert BEGIN in done.out
+    assert "nothing was written" in done.out
+
+
+def test_dry_run_with_the_agent_cli_prints_the_exact_command(sandbox: Sandbox) -> None:
+    sandbox.add_cli("claude", FAKE_CLAUDE)
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "claude-code", "--dry-run", "--json", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    preview = done.json()["steps"][0]["preview"]
+    assert preview == (
+        f"{sandbox.bin / 'claude'} mcp add ihmt-memory -s user -e IHMT_HOME={memory} -- "
+        f"{_mcp_script()}"
+    )
+    assert sandbox.cli_log() == []
+    assert sandbox.snapshot() == {}
+
+
+def test_broken_opencode_json_is_reported_and_left_alone(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"mcp": {', encoding="utf-8")
+
+    done = sandbox.run("install", "opencode")
+
+    assert done.code == 1
+    assert "is not valid JSON" in done.err and "Traceback" not in done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert config.read_text() == '{"mcp": {'
+    assert not (config.parent / "AGENTS.md").exists()
+
+
+# ---------------------------------------------------------------------- codex
+def test_install_codex_without_its_cli_edits_config_toml_keeping_comments(
+    sandbox: Sandbox,
+) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = (
+        '# my settings\nmodel = "o3"  # the model I like\n\n'
+        '[mcp_servers.other]\ncommand = "other-server"\n'
+    )
+    config.write_text(original, encoding="utf-8")
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "codex", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    text = config.read_text()
+    assert text.startswith(original)  # comments, order and the other server untouched
+    parsed = tomllib.loads(text)
+    assert parsed["model"] == "o3"
+    assert parsed["mcp_servers"]["ihmt-memory"] == {
+        "command": _mcp_script(),
+        "args": [],
+        "default_tools_approval_mode": "approve",
+        "env": {"IHMT_HOME": str(memory)},
+    }
+    assert config.with_name("config.toml.bak-ihmt").read_text() == original
+    assert (sandbox.home / ".codex" / "AGENTS.md").read_text().count(BEGIN) == 1
+
+
+def test_install_codex_with_its_cli_runs_mcp_add_then_approves_the_tools(
+    sandbox: Sandbox,
+) -> None:
+    sandbox.add_cli("codex", FAKE_CODEX)
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "codex", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    assert sandbox.cli_log() == [
+        ["codex", "mcp", "add", "ihmt-memory", "--env", f"IHMT_HOME={memory}", "--", _mcp_script()]
+    ]
+    text = (sandbox.home / ".codex" / "config.toml").read_text()
+    table = tomllib.loads(text)["mcp_servers"]["ihmt-memory"]
+    assert table["default_tools_approval_mode"] == "approve"
+    assert table["env"] == {"IHMT_HOME": str(memory)}
+    # above its env table, where Codex reads it
+    assert text.index("default_tools_approval_mode") < text.index("[mcp_servers.ihmt-memory.env]")
+    assert sandbox.run("install", "codex", "--home", str(memory)).code == 0
+    assert len(sandbox.cli_log()) == 1
+
+
+# ---------------------------------------------------------------------- claude code
+def test_install_claude_code_with_its_cli_puts_the_name_before_e(sandbox: Sandbox) -> None:
+    sandbox.add_cli("claude", FAKE_CLAUDE)
+    (sandbox.home / ".claude.json").write_text('{"numStartups": 3}', encoding="utf-8")
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "claude-code", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    assert sandbox.cli_log() == [
+        [
+            *["claude", "mcp", "add", "ihmt-memory", "-s", "user"],
+            *["-e", f"IHMT_HOME={memory}", "--", _mcp_script()],  # the name comes before -e
+        ]
+    ]
+    assert (sandbox.home / ".claude.json.bak-ihmt").read_text() == '{"numStartups": 3}'
+    assert (sandbox.home / ".claude" / "CLAUDE.md").read_text().count(BEGIN) == 1
+
+
+def test_reinstall_with_another_home_replaces_the_registration(sandbox: Sandbox) -> None:
+    sandbox.add_cli("claude", FAKE_CLAUDE)
+    assert sandbox.run("install", "claude-code", "--home", str(sandbox.home / "a")).code == 0
+
+    done = sandbox.run("install", "claude-code", "--home", str(sandbox.home / "b"))
+
+    assert done.code == 0, done.err
+    assert [entry[:3] for entry in sandbox.cli_log()] == [
+        ["claude", "mcp", "add"],
+        ["claude", "mcp", "remove"],
+        ["claude", "mcp", "add"],
+    ]
+    data = json.loads((sandbox.home / ".claude.json").read_text())
+    assert data["mcpServers"]["ihmt-memory"]["env"] == {"IHMT_HOME": str(sandbox.home / "b")}
+
+
+def test_install_claude_code_without_its_cli_edits_claude_json(sandbox: Sandbox) -> None:
+    (sandbox.home / ".claude.json").write_text('{"numStartups": 3}', encoding="utf-8")
+
+    done = sandbox.run("install", "claude-code", "--home", str(sandbox.home / "mem"))
+
+    assert done.code == 0, done.err
+    data = json.loads((sandbox.home / ".claude.json").read_text())
+    assert data["numStartups"] == 3
+    assert data["mcpServers"]["ihmt-memory"]["command"] == _mcp_script()
+
+
+def test_project_scope_writes_mcp_json_and_claude_md_in_the_project(sandbox: Sandbox) -> None:
+    sandbox.add_cli("claude", FAKE_CLAUDE)
+    (sandbox.project / "CLAUDE.md").write_text("# My project\n\nUse tabs.\n", encoding="utf-8")
+
+    done = sandbox.run("install", "claude-code", "--scope", "project")
+
+    assert done.code == 0, done.err
+    assert sandbox.cli_log() == []
+    data = json.loads((sandbox.project / ".mcp.json").read_text())
+    assert data["mcpServers"]["ihmt-memory"]["env"] == {"IHMT_HOME": str(sandbox.home / ".ihmt")}
+    claude_md = (sandbox.project / "CLAUDE.md").read_text()
+    assert claude_md.startswith("# My project\n\nUse tabs.\n\n" + BEGIN)
+    assert not (sandbox.home / ".claude.json").exists()
+
+
+# ---------------------------------------------------------------------- uninstall
+def test_uninstall_removes_only_what_install_added(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"theme": "x", "mcp": {}}', encoding="utf-8")
+    agents_md = config.parent / "AGENTS.md"
+    agents_md.write_text("Be brief.\n", encoding="utf-8")
+    assert sandbox.run("install", "opencode").code == 0
+
+    done = sandbox.run("uninstall", "opencode")
+
+    assert done.code == 0, done.err
+    assert json.loads(config.read_text()) == {"theme": "x", "mcp": {}}
+    assert agents_md.read_text() == "Be brief.\n"
+    again = sandbox.run("uninstall", "opencode", "--json")
+    assert again.code == 0 and again.json()["steps"] == []
+
+
+def test_uninstall_codex_keeps_the_rest_of_config_toml(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n', encoding="utf-8")
+    assert sandbox.run("install", "codex").code == 0
+
+    assert sandbox.run("uninstall", "codex").code == 0
+
+    assert tomllib.loads(config.read_text()) == {"model": "o3"}
+    assert not (sandbox.home / ".codex" / "AGENTS.md").exists()
+
+
+def test_uninstall_dry_run_writes_nothing(sandbox: Sandbox) -> None:
+    assert sandbox.run("install", "opencode").code == 0
+    before = sandbox.snapshot()
+
+    done = sandbox.run("uninstall", "opencode", "--dry-run")
+
+    assert done.code == 0 and "nothing was written" in done.out
+    assert sandbox.snapshot() == before
+
+
+# ---------------------------------------------------------------------- sharing and doctor
+def test_agents_installed_against_one_home_share_one_memory(sandbox: Sandbox) -> None:
+    memory = sandbox.home / "shared"
+    for agent in ("claude-code", "codex", "opencode"):
+        assert sandbox.run("install", agent, "--home", str(memory)).code == 0
+
+    report = sandbox.run("doctor", "--home", str(memory), "--json")
+
+    assert report.code == 0, report.out + report.err
+    rows = [row for row in report.json()["agents"] if row["registered"]]
+    assert [row["agent"] for row in rows] == ["claude-code", "codex", "opencode"]
+    assert {row["ihmt_home"] for row in rows} == {str(memory)}
+    assert all(row["same_memory"] and row["instructions"] for row in rows)
+    assert all(row["probe"]["connects"] and len(row["probe"]["tools"]) == 10 for row in rows)
+
+
+def test_doctor_reports_a_healthy_store(sandbox: Sandbox) -> None:
+    memory = sandbox.home / "mem"
+    store = memory / "ihmt_memory"
+    assert sandbox.run("init", "--path", str(store)).code == 0
+    assert sandbox.run("save", "We deploy with Argo CD.", "--path", str(store)).code == 0
+
+    done = sandbox.run("doctor", "--home", str(memory), "--json")
+
+    assert done.code == 0, done.out
+    health = done.json()["store"]
+    assert health["exists"] and health["ok"]
+    assert health["leaves"] == 1 and health["unreachable"] == 0
+    assert health["format_version"] == health["supported_format_version"] == 1
+    text = sandbox.run("doctor", "--home", str(memory)).out
+    assert "OK · 1 memories · unreachable 0 · format 1" in text
+    assert "claude-code (user): not registered" in text
+
+
+def test_doctor_fails_when_a_registered_server_does_not_start(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    broken = {"type": "local", "command": [str(sandbox.home / "gone")], "environment": {}}
+    config.write_text(json.dumps({"mcp": {"ihmt-memory": broken}}), encoding="utf-8")
+
+    done = sandbox.run("doctor")
+
+    assert done.code == 1
+    assert "opencode (user): registered" in done.out and "does NOT connect" in done.out
+
+
+def test_doctor_fails_on_a_store_from_a_newer_version(sandbox: Sandbox) -> None:
+    memory = sandbox.home / "mem"
+    store = memory / "ihmt_memory"
+    assert sandbox.run("init", "--path", str(store)).code == 0
+    config = store / "ihmt.config.json"
+    data = json.loads(config.read_text())
+    data["format_version"] = 99
+    config.write_text(json.dumps(data), encoding="utf-8")
+
+    done = sandbox.run("doctor", "--home", str(memory), "--json")
+
+    assert done.code == 1
+    assert not done.json()["store"]["ok"] and "99" in done.json()["store"]["error"]
