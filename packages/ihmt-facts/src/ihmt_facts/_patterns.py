@@ -176,6 +176,8 @@ _HEADS = (
     r"repositorio)\b"
 )
 """Words that name a part of a project's system (the head of "the payments service")."""
+# "Staging moved to PostgreSQL 17" is an environment, not a person who moved house.
+_PERSON = r"(?!" + _HEADS + r")" + _PERSON
 _TECHY = r"[\w-]*[\d._][\w.-]*|(?-i:[A-Z]{2,}[\w-]*)"
 _HOSTY = (
     r"(?P<name>[\w-]*[\d._-][\w.-]*|laptop|desktop|workstation|pc|mac|nas|router|"
