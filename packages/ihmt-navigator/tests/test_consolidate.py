@@ -176,3 +176,27 @@ def test_consolidation_reports_its_progress(
     consolidator(store).consolidate(progress=lambda d, t, n: seen.append((d, t)))
     assert [d for d, _ in seen] == [4, 8, 12]
     assert all(d <= t for d, t in seen)
+
+
+def test_refresh_rewrites_only_the_summaries_above_a_forgotten_leaf(
+    make_store: Callable[..., Store], fill: Fill, consolidator: Consolidate
+) -> None:
+    store = make_store(branch_factor=2)
+    ids = fill(store, [*_notes(4), ("infra", "2025-02-01", "the vault host keeps zebra7 keys")])
+    cons = consolidator(store)
+    cons.consolidate(force=True)
+    secret = ids[4]
+    parent = store.entry(secret).parent_id  # type: ignore[union-attr]
+    above = store.path_to(secret)[:-1]
+    untouched = {
+        e.id: store.read_branch(e.id) for e in store.iter_entries("branch") if e.id not in above
+    }
+    store.forget(secret)
+    touched = cons.refresh([parent])  # type: ignore[list-item]
+    assert set(touched) == set(above)
+    for node in above:
+        if store.entry(node) is not None:
+            assert "zebra7" not in (store.path / store.entry(node).path).read_text()  # type: ignore[union-attr]
+    for node, before in untouched.items():
+        assert store.read_branch(node) == before
+    _reachable(store)

@@ -24,7 +24,6 @@ from ihmt_mcp._records import (
 )
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp._settings import Settings
-from ihmt_mcp._tree import refresh_branches, refresh_trunk
 from ihmt_mcp.errors import ContentTooLargeError, EmptyContentError, SecretRefusedError
 from ihmt_navigator import (
     ConsolidationReport,
@@ -546,8 +545,7 @@ class Memory:
         store.forget(memory_id)
         refreshed: tuple[str, ...] = ()
         if parent is not None:
-            refreshed = refresh_branches(store, self.summarizer, [parent], df=self._frequencies)
-            refresh_trunk(store)
+            refreshed = Consolidator(store, self.summarizer).refresh([parent])
         if facts or corrected:
             timeline.rebuild()
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))

@@ -15,7 +15,6 @@ from typing import Any
 
 from ihmt_chunkers import BinaryContentError, chunk, decode
 from ihmt_mcp._files import walk_files
-from ihmt_mcp._tree import refresh_branches, refresh_trunk
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
     Consolidator,
@@ -231,14 +230,9 @@ class ProjectIndex:
                     parents |= self._drop(manifest.pop(rel).leaves)
                 for rank, rel, _full, data, sha, st in todo:
                     parents |= self._reindex(rank, rel, data, sha, st)
-            summarizer = self._summary()
-            refreshed = refresh_branches(
-                store, summarizer, [p for p in parents if store.entry(p) is not None],
-                df=self._frequencies,
-            )  # fmt: skip
-            report = Consolidator(store, summarizer).consolidate(domains=[CODE_DOMAIN])
-            if refreshed and not report.changed:
-                refresh_trunk(store)
+            consolidator = Consolidator(store, self._summary())
+            refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
+            report = consolidator.consolidate(domains=[CODE_DOMAIN])
             self._save_manifest()
         seconds = time.perf_counter() - started
         logger.info(

@@ -109,7 +109,7 @@ class Consolidator:
                     touched.append(domain)
                     created.extend(made)
         if created or repaired:
-            self._refresh_root()
+            self.refresh_root()
         if created:
             logger.info("consolidation wrote %d branch(es)", len(created))
         return ConsolidationReport(
@@ -161,17 +161,45 @@ class Consolidator:
 
     def _make_branch(self, domain: str, layer: int, group: Sequence[Entry]) -> str:
         store = self.store
+        ids = [e.id for e in group]
+        node = self._summarized(
+            Branch(
+                node_id=branch_id(domain, layer, ids),
+                layer=layer,
+                domain=domain,
+                title="",
+                summary="",
+                created=now_timestamp(),
+            ),
+            group,
+        )
+        # The branch first, then the children: were they ever to land apart, the branch
+        # lists unstamped children and the next run finishes them (see _repair).
+        store.put_branch(node)
+        store.set_parent(ids, node.node_id)
+        self._pending_events += 1
+        self._grouped += len(ids)
+        if self._progress is not None:
+            total = max(self._to_group, self._grouped)
+            self._progress(self._grouped, total, node.node_id)
+        if self._pending_events >= EVENTS_PER_BATCH:
+            self._stack.close()
+            self._stack.enter_context(store.batch())
+            self._pending_events = 0
+        return node.node_id
+
+    def _summarized(self, node: Branch, kids: Sequence[Entry]) -> Branch:
+        """``node`` with its summary, child references, span and counts made from ``kids``."""
+        store = self.store
         children: list[ChildText] = []
         refs: list[ChildRef] = []
-        df = self._document_frequencies
-        total = self._total
-        for entry in group:
+        for entry in kids:
             start: str | None
             end: str | None
             if entry.kind == "leaf":
                 leaf = store.read_leaf(entry.id)
                 text = leaf.text
-                keywords = keywords_of(text, df=df, total=total)
+                keywords = keywords_of(text, df=self._document_frequencies, total=self._total)
                 start = end = leaf.timestamp
                 count = 1
             else:
@@ -205,15 +233,11 @@ class Consolidator:
                     leaf_count=count,
                 )
             )
-        summary = self.summarizer.summarize(children, domain=domain, layer=layer)
-        ids = [e.id for e in group]
-        projects = {e.project for e in group}
+        summary = self.summarizer.summarize(children, domain=node.domain, layer=node.layer)
+        projects = {e.project for e in kids}
         starts = [c.time_start for c in children if c.time_start]
         ends = [c.time_end for c in children if c.time_end]
-        node = Branch(
-            node_id=branch_id(domain, layer, ids),
-            layer=layer,
-            domain=domain,
+        return node.evolve(
             title=summary.title,
             summary=summary.summary,
             keywords=summary.keywords,
@@ -222,23 +246,42 @@ class Consolidator:
             time_end=max(ends) if ends else None,
             leaf_count=sum(c.leaf_count for c in children),
             project=projects.pop() if len(projects) == 1 else "",
-            created=now_timestamp(),
             backend=summary.backend,
         )
-        # The branch first, then the children: were they ever to land apart, the branch
-        # lists unstamped children and the next run finishes them (see _repair).
-        store.put_branch(node)
-        store.set_parent(ids, node.node_id)
-        self._pending_events += 1
-        self._grouped += len(ids)
-        if self._progress is not None:
-            total = max(self._to_group, self._grouped)
-            self._progress(self._grouped, total, node.node_id)
-        if self._pending_events >= EVENTS_PER_BATCH:
-            self._stack.close()
-            self._stack.enter_context(store.batch())
-            self._pending_events = 0
-        return node.node_id
+
+    def refresh(self, node_ids: Iterable[str]) -> tuple[str, ...]:
+        """Re-summarise ``node_ids`` and every branch above them from their current children.
+
+        What ``forget`` and a changed source file need: the summaries above the change are
+        rewritten (lowest layer first, so each parent embeds its children's new excerpts),
+        and nothing else of the tree. A branch left without children is removed. The trunk
+        is rewritten when anything changed.
+
+        Returns:
+            The ids of the branches rewritten or removed.
+        """
+        store = self.store
+        pending: set[str] = set()
+        for node in node_ids:
+            if store.entry(node) is not None:
+                pending.update(store.path_to(node))
+        entries = store.entries(sorted(pending))
+        order = sorted((e for e in entries.values() if e.kind == "branch"), key=lambda e: e.layer)
+        touched: list[str] = []
+        self._df_cache = {}
+        self._total = store.count()
+        with store.batch():
+            for entry in order:
+                kids = store.children(entry.id)
+                if not kids:
+                    store.remove_branch(entry.id)
+                else:
+                    store.put_branch(self._summarized(store.read_branch(entry.id), kids))
+                touched.append(entry.id)
+        if touched:
+            logger.info("rewrote %d branch summary(ies)", len(touched))
+            self.refresh_root()
+        return tuple(touched)
 
     def _document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
         """Store-wide document frequencies, cached for one run (keywords need no more)."""
@@ -248,7 +291,8 @@ class Consolidator:
             cache.update(self.store.document_frequencies(missing))
         return {t: cache[t] for t in query_terms}
 
-    def _refresh_root(self) -> None:
+    def refresh_root(self) -> None:
+        """Rewrite ``root.json`` with each domain's top items and keywords."""
         store = self.store
         keywords: dict[str, tuple[str, ...]] = {}
         for entry in store.unparented():
