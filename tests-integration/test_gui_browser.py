@@ -50,6 +50,7 @@ JOURNAL = (
     ("I work at Acme Corp as a backend developer.", "2023-05-02"),
     ("I prefer tabs over spaces.", "2024-02-01"),
     ("Now I work at Globex, on the payments team.", "2025-06-16"),
+    ("Marta moved to Lisbon in the spring.", "2025-04-20"),
 )
 CORRECTION = ("Staging moved to PostgreSQL 17 on port 5433.", "2026-03-01", "staging PostgreSQL 15")
 THROWAWAY = "The coffee machine on the third floor is broken again."
