@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import memories
+from _memories import generate
 
 from ihmt_store import Leaf, Store, leaf_id_for
 
@@ -48,7 +48,8 @@ def _du(path: Path) -> int:
 
 
 def run_size(size: int, probes: int) -> dict[str, float]:
-    corpus = memories(size + probes, seed=size)
+    corpus = generate(size, seed=size).memories
+    spare = generate(max(probes, 50), seed=size + 1).memories
     with tempfile.TemporaryDirectory(prefix="ihmt-bench-") as tmp:
         store = Store.create(Path(tmp) / "m")
         start = time.perf_counter()
@@ -61,7 +62,7 @@ def run_size(size: int, probes: int) -> dict[str, float]:
 
         writes = []
         for i in range(size, size + probes):
-            leaf = _leaf(corpus[i].text, i, source="probe")
+            leaf = _leaf(spare[(i - size) % len(spare)].text, i, source="probe")
             t0 = time.perf_counter()
             store.put_leaf(leaf)
             writes.append((time.perf_counter() - t0) * 1000)
@@ -71,11 +72,11 @@ def run_size(size: int, probes: int) -> dict[str, float]:
         hits = 0
         reads = []
         for m in targets:
-            query = f"what did we say about {m.project} {m.tool} {m.code}"
+            query = f"what did we say about {m.project or ''} {m.unique}"
             t0 = time.perf_counter()
             found = store.candidates(query, limit=20)
             reads.append((time.perf_counter() - t0) * 1000)
-            hits += bool(found) and m.code in found[0].entry.excerpt
+            hits += bool(found) and m.unique in found[0].entry.excerpt
 
         t0 = time.perf_counter()
         store.rebuild()

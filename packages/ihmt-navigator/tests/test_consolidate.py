@@ -164,7 +164,9 @@ def test_consolidation_never_loses_or_rewrites_text(
     consolidator(store).consolidate(force=True)
     assert {i: store.read_leaf(i).text for i in ids} == texts
     assert all(store.read_leaf(i).parent_id for i in ids)
-    assert os.listdir(store.path / "layers") == ["1", "2", "3"] or store.stats().depth >= 2
+    # 11 leaves by 3: four branches on layer 1, two on layer 2, one top on layer 3
+    assert sorted(os.listdir(store.path / "layers")) == ["1", "2", "3"]
+    assert [e.layer for e in store.unparented()] == [3]
 
 
 def test_consolidation_reports_its_progress(

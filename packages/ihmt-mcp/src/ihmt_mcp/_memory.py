@@ -11,7 +11,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ihmt_chunkers import BinaryContentError, DocType, chunk, decode
+from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import walk_files
 from ihmt_mcp._records import (
     FiledAs,
@@ -285,30 +285,20 @@ class Memory:
         wanted_domain = _domain(domain)
         when = _timestamp(date)
         proj = self._project(project)
-        config = self.store.config
         try:
-            chunked = chunk(
+            detection, leaves = self._chunked_leaves(
                 content,
                 None,
                 doc_type=doc_type,
                 domain=wanted_domain,
-                target_tokens=config.target_tokens,
-                max_tokens=config.max_tokens,
+                source="agent",
+                id_source=f"agent:{proj}",
+                tags=tags,
+                project=proj,
+                default_time=when or now_timestamp(),
             )
         except BinaryContentError:
             raise ValueError("the content is binary data, not text; save it as words") from None
-        detection = chunked.detection
-        now = now_timestamp()
-        leaves = self._leaves(
-            chunked.blocks,
-            domain=detection.domain,
-            data_type=detection.doc_type.value.upper(),
-            source="agent",
-            id_source=f"agent:{proj}",
-            tags=(*detection.tags, *tags),
-            project=proj,
-            default_time=when or now,
-        )
         if not leaves:
             raise EmptyContentError()
         target = self._find_replaced(replaces, proj) if replaces.strip() else None
@@ -671,31 +661,57 @@ class Memory:
             kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
             skipped.append((name, f"holds {kinds}"))
             return []
-        config = self.store.config
-        chunked = chunk(
+        stamp = now_timestamp()
+        if full is not None:
+            stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
+        return self._chunked_leaves(
             body,
             name if full is not None else None,
             doc_type=doc_type,
             domain=wanted_domain,
+            source=name,
+            id_source=f"{name}:{proj}",
+            tags=tags,
+            project=proj,
+            default_time=stamp,
+        )[1]
+
+    def _chunked_leaves(
+        self,
+        body: str,
+        filename: str | None,
+        *,
+        doc_type: DocType | None,
+        domain: str | None,
+        source: str,
+        id_source: str,
+        tags: Sequence[str],
+        project: str,
+        default_time: str,
+    ) -> tuple[Detection, list[Leaf]]:
+        """Detect and split ``body`` (the chunkers), then make its leaves: one pipeline for
+        saves and ingests."""
+        config = self.store.config
+        chunked = chunk(
+            body,
+            filename,
+            doc_type=doc_type,
+            domain=domain,
             target_tokens=config.target_tokens,
             max_tokens=config.max_tokens,
         )
         detection = chunked.detection
-        stamp = now_timestamp()
-        if full is not None:
-            stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
-        return list(
-            self._leaves(
-                chunked.blocks,
-                domain=detection.domain,
-                data_type=detection.doc_type.value.upper(),
-                source=name,
-                id_source=f"{name}:{proj}",
-                tags=(*detection.tags, *tags),
-                project=proj,
-                default_time=stamp,
-            )
+        leaves = self._leaves(
+            chunked.blocks,
+            domain=detection.domain,
+            data_type=detection.doc_type.value.upper(),
+            source=source,
+            id_source=id_source,
+            tags=(*detection.tags, *tags),
+            project=project,
+            default_time=default_time,
         )
+        return detection, list(leaves)
 
     # ================================================================= inspection
     def facts(self, subject: str | None = None, attribute: str | None = None) -> tuple[Fact, ...]:

@@ -522,17 +522,6 @@ class Index:
             out[start].append(item)
         return out
 
-    def parents_of(self, ids: Sequence[str]) -> dict[str, str | None]:
-        out: dict[str, str | None] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            for item_id, parent in self.conn.execute(
-                f"SELECT id, parent_id FROM items WHERE id IN ({marks})", chunk
-            ):
-                out[item_id] = parent
-        return out
-
     def counts(self) -> dict[str, Any]:
         """Totals used by ``stats``."""
         conn = self.conn

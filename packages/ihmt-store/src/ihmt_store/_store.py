@@ -946,18 +946,9 @@ class Store:
         Raises:
             LeafNotFoundError: no such item.
         """
-        index = self._idx
-        entry = index.get(item_id)
-        if entry is None:
+        chain = self.paths_to([item_id])[item_id]
+        if not chain:
             raise LeafNotFoundError(item_id)
-        chain = [entry.id]
-        seen = {entry.id}
-        parent = entry.parent_id
-        while parent and parent not in seen:
-            seen.add(parent)
-            chain.append(parent)
-            parent = index.parents_of([parent]).get(parent)
-        chain.reverse()
         return chain
 
     def paths_to(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
