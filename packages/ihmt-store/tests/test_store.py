@@ -604,3 +604,52 @@ def test_rebuild_reports_its_progress(store: Store) -> None:
     seen: list[tuple[int, int]] = []
     store.rebuild(progress=lambda done, total, name: seen.append((done, total)))
     assert seen == [(i, 5) for i in range(1, 6)]
+
+
+def test_document_frequencies_equal_fts5s_own_counts_after_mixed_writes(tmp_path: Path) -> None:
+    """The vocabulary table the writes maintain agrees with FTS5's count of rows per term,
+    after saves, rewrites, annotations, branches, forgets and a rebuild; and inside a
+    batch the counts include what the batch has written so far."""
+    import random
+
+    rng = random.Random(11)
+    words = [
+        "falcon", "hawk", "staging", "postgres", "redis", "deploy", "Luis", "Ana", "billing",
+        "café", "décidé", "node.js", "C++", "v2.3", "ÜBER", "naïve", "k8s",
+    ]  # fmt: skip
+    store = Store.create(tmp_path / "m")
+
+    def text() -> str:
+        return " ".join(rng.choices(words, k=rng.randint(1, 9)))
+
+    leaves = [make_leaf(text(), position=i) for i in range(300)]
+    with store.batch():
+        store.put_leaves(leaves[:200])
+        inside = store.document_frequencies(terms(" ".join(words)))
+        assert sum(inside.values()) > 0, "a batch sees the counts of its own writes"
+    store.put_leaves(leaves[200:])
+    for leaf in rng.sample(leaves, 60):  # rewrites with new text keep their id
+        store.put_leaf(leaf.evolve(text=text()))
+    for leaf in rng.sample(leaves, 20):
+        store.annotate(leaf.leaf_id, extra={"keywords": rng.sample(words, 2)})
+    refs = tuple(ChildRef(id=x.leaf_id, kind="leaf", title="t", excerpt="e") for x in leaves[:8])
+    store.put_branch(
+        Branch(node_id="N1-general-v", layer=1, domain="general", title="Falcon hawk",
+               summary=text(), keywords=("redis",), children=refs)
+    )  # fmt: skip
+    forgotten = {x.leaf_id for x in rng.sample(leaves[8:], 40)}
+    for leaf_id in forgotten:
+        store.forget(leaf_id)
+
+    def fts5_counts() -> dict[str, int]:
+        conn = sqlite3.connect(store.path / "state" / "index.sqlite3")
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, fts, 'row')")
+        counts = dict(conn.execute("SELECT term, doc FROM temp.v").fetchall())
+        conn.close()
+        return counts
+
+    want = fts5_counts()
+    assert len(want) > 15
+    assert store.document_frequencies([*sorted(want), "nowhere"]) == {**want, "nowhere": 0}
+    store.rebuild()
+    assert store.document_frequencies(sorted(want)) == fts5_counts() == want

@@ -132,25 +132,39 @@ class _FrequencySource(Protocol):
     def count(self, kind: str | None = None) -> int: ...
 
 
-def _surface_forms(texts: Sequence[str]) -> dict[str, Counter[str]]:
-    """Map each index term to the words that produced it, as written.
+def _surface_forms(texts: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Map each index term to the words that produced it, as written, with their counts.
 
     A capital at the start of a sentence says nothing, so that word counts lower-cased;
     a capital elsewhere marks a name.
     """
-    forms: dict[str, Counter[str]] = {}
+    forms: dict[str, dict[str, int]] = {}
     for text in texts:
         for sentence in _STARTS.split(text):
             for position, word in enumerate(_WORD.findall(sentence)):
                 shown = word.lower() if position == 0 and word[1:].islower() else word
                 for term in _word_terms(word):
-                    forms.setdefault(term, Counter())[shown] += 1
+                    seen = forms.get(term)
+                    if seen is None:
+                        forms[term] = {shown: 1}
+                    else:
+                        seen[shown] = seen.get(shown, 0) + 1
     return forms
 
 
 @lru_cache(maxsize=65536)
 def _word_terms(word: str) -> tuple[str, ...]:
     return tuple(terms(word))
+
+
+@lru_cache(maxsize=65536)
+def _keyword_head(word: str) -> str | None:
+    """The index term a word counts under as a keyword, or None for words that never
+    make one (stop words, figures, single letters)."""
+    found = _word_terms(word)
+    if not found or len(word) < 2 or _NUMERIC.match(word) or fold(word) in STOP_WORDS:
+        return None
+    return found[0]
 
 
 def _weights(
@@ -176,7 +190,7 @@ def _weights(
     return {t: (1 + math.log(c)) * math.log(1 + n / present[t]) for t, c in counts.items()}
 
 
-def _readable(term: str, forms: Mapping[str, Counter[str]]) -> str:
+def _readable(term: str, forms: Mapping[str, Mapping[str, int]]) -> str:
     seen = forms.get(term)
     if not seen:
         return term
@@ -190,17 +204,20 @@ def keywords_of(
     text: str, *, limit: int = 6, df: DocumentFrequency | None = None, total: int | None = None
 ) -> tuple[str, ...]:
     """The most telling words of one text, as written (TF-IDF against the store if given)."""
-    counts: Counter[str] = Counter()
-    shown: dict[str, Counter[str]] = {}
+    counts: dict[str, int] = {}
+    shown: dict[str, dict[str, int]] = {}
     for sentence in _STARTS.split(text):
         for position, word in enumerate(_WORD.findall(sentence)):
-            found = _word_terms(word)
-            if not found or len(word) < 2 or _NUMERIC.match(word) or fold(word) in STOP_WORDS:
+            head = _keyword_head(word)
+            if head is None:
                 continue
-            head = found[0]
-            counts[head] += 1
+            counts[head] = counts.get(head, 0) + 1
             form = word.lower() if position == 0 and word[1:].islower() else word
-            shown.setdefault(head, Counter())[form] += 1
+            seen = shown.get(head)
+            if seen is None:
+                shown[head] = {form: 1}
+            else:
+                seen[form] = seen.get(form, 0) + 1
     if not counts:
         return ()
     if df is not None and total:

@@ -128,17 +128,19 @@ def json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def write_temp(path: Path, data: bytes, *, durable: bool = False) -> Path:
+def write_temp(path: Path, data: bytes, *, durable: bool = False, mkdir: bool = True) -> Path:
     """Write ``data`` to a new temporary sibling of ``path``; return its path.
 
-    Flushed to disk only when ``durable`` (a batch flushes all its files at once).
+    Flushed to disk only when ``durable`` (a batch flushes all its files at once). The
+    folder is created first unless ``mkdir`` is false (a batch creates its folders once).
 
     Raises:
         StoreIOError: the disk is full, read-only, or refuses the write.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if mkdir:
+            path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
             handle.write(data)
             if durable:
@@ -148,6 +150,19 @@ def write_temp(path: Path, data: bytes, *, durable: bool = False) -> Path:
         _unlink_quietly(tmp)
         raise StoreIOError(_describe(exc), path=path) from exc
     return tmp
+
+
+def ensure_dirs(folders: Iterable[Path]) -> None:
+    """Create each folder (and its parents) unless it exists.
+
+    Raises:
+        StoreIOError: the disk is full, read-only, or refuses it.
+    """
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreIOError(_describe(exc), path=folder) from exc
 
 
 def replace_temp(tmp: Path, path: Path) -> None:

@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -66,7 +67,7 @@ CREATE INDEX IF NOT EXISTS items_corrector ON items(outdated_by) WHERE outdated_
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_terms USING fts5vocab(fts, 'row');
+CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS members(branch_id TEXT NOT NULL, child_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS members_child ON members(child_id);
 CREATE INDEX IF NOT EXISTS members_branch ON members(branch_id);
@@ -272,7 +273,10 @@ class Index:
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
         self._token_delta = 0
+        self._vocab_delta: Counter[str] = Counter()
+        self._tx_key = -1
         self._cache_key = -1
+        self._count_key = -1
         self._df_cache: dict[str, int] = {}
         self._count_cache: int | None = None
 
@@ -301,10 +305,13 @@ class Index:
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         self._in_tx = True
+        # The committed statistics cannot change under this transaction: keep their cache.
+        self._tx_key = self.generation()
 
     def commit(self, *, changed: bool = True) -> None:
         """Commit; ``generation`` grows only when something was written."""
         self._flush_tokens()
+        self._flush_vocab()
         if changed:
             self.conn.execute(
                 "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
@@ -315,6 +322,7 @@ class Index:
     def rollback(self) -> None:
         """Abandon the open transaction; never raises (the disk may be what failed)."""
         self._token_delta = 0
+        self._vocab_delta.clear()
         if self._in_tx:
             self._in_tx = False
             try:
@@ -348,9 +356,11 @@ class Index:
         indexed = sum(len(f.split()) for f in fields)
         cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row[0],))
         found = cur.fetchone()
+        self._vocab_delta.update(set(" ".join(fields).split()))
         if found is not None:
             rowid = found[0]
             self._add_tokens(indexed - found[1])
+            self._forget_terms(rowid)
             self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             self.conn.execute(
                 f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(row) + 1))}) "
@@ -395,15 +405,41 @@ class Index:
             out.append((domain, int(leaves), int(branches), int(depth or 0)))
         return out
 
-    def set_parent(self, item_id: str, parent_id: str | None, size: int) -> None:
-        """Change only an item's parent (and file size): its indexed text is unchanged."""
-        self.conn.execute(
-            "UPDATE items SET parent_id = ?, size = ? WHERE id = ?", (parent_id, size, item_id)
-        )
+    def set_parent(self, item_id: str, parent_id: str | None) -> None:
+        """Change only an item's parent: its indexed text is unchanged."""
+        self.conn.execute("UPDATE items SET parent_id = ? WHERE id = ?", (parent_id, item_id))
+
+    def set_sizes(self, sizes: Sequence[tuple[int, str]]) -> None:
+        """Record the file size of each ``(size, id)`` (known once the files are made)."""
+        if sizes:
+            self.conn.executemany("UPDATE items SET size = ? WHERE id = ?", sizes)
 
     def _add_tokens(self, delta: int) -> None:
         # Summed in memory and written once at commit: one UPDATE per batch, not per row.
         self._token_delta += delta
+
+    def _forget_terms(self, rowid: int) -> None:
+        """Take the terms of an item's current full-text row out of the vocabulary counts."""
+        old = self.conn.execute(
+            "SELECT title, keywords, tags, body FROM fts WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        if old is not None:
+            self._vocab_delta.subtract(set(" ".join(old).split()))
+
+    def _flush_vocab(self) -> None:
+        # Document frequencies per term, summed in memory and written once at commit.
+        changes = [(t, n) for t, n in self._vocab_delta.items() if n]
+        self._vocab_delta.clear()
+        if not changes:
+            return
+        self.conn.executemany(
+            "INSERT INTO vocab(term, docs) VALUES (?, ?) "
+            "ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs",
+            changes,
+        )
+        gone = [(t,) for t, n in changes if n < 0]
+        if gone:
+            self.conn.executemany("DELETE FROM vocab WHERE term = ? AND docs <= 0", gone)
 
     def _flush_tokens(self) -> None:
         if self._token_delta:
@@ -422,6 +458,7 @@ class Index:
             return False
         self._count_domain(found[2], found[3], -1)
         self._add_tokens(-found[1])
+        self._forget_terms(found[0])
         self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
         self.conn.execute("DELETE FROM items WHERE rowid = ?", (found[0],))
@@ -433,8 +470,10 @@ class Index:
         self.conn.execute("DELETE FROM domains")
         self.conn.execute("DELETE FROM fts")
         self.conn.execute("DELETE FROM members")
+        self.conn.execute("DELETE FROM vocab")
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
         self._token_delta = 0
+        self._vocab_delta.clear()
 
     # ---------------------------------------------------------------- reads
     def get(self, item_id: str) -> Entry | None:
@@ -559,15 +598,23 @@ class Index:
         }
 
     def _fresh(self) -> None:
-        """Drop the statistics caches when anything was committed since (any process)."""
-        key = -2 if self._in_tx else self.generation()
-        if key != self._cache_key or key == -2:
+        """Drop the statistics caches when anything was committed since (any process).
+
+        Inside a transaction the committed statistics stay what they were at ``begin``
+        (this connection's own changes are pending in memory until the commit), so the
+        document-frequency cache survives; the item count does not.
+        """
+        key = self._tx_key if self._in_tx else self.generation()
+        if key != self._cache_key:
             self._df_cache.clear()
-            self._count_cache = None
             self._cache_key = key
+        if key != self._count_key or self._in_tx:
+            self._count_cache = None
+            self._count_key = key
 
     def term_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
-        """How many items contain each term (document frequency)."""
+        """How many items contain each term (document frequency), from the vocabulary
+        table the writes keep up to date (plus this transaction's pending changes)."""
         unique = sorted(set(query_terms))
         if not unique:
             return {}
@@ -576,11 +623,16 @@ class Index:
         missing = [t for t in unique if t not in cache]
         if missing:
             cache.update(dict.fromkeys(missing, 0))
-            marks = ", ".join("?" * len(missing))
-            for term, docs in self.conn.execute(
-                f"SELECT term, doc FROM fts_terms WHERE term IN ({marks})", missing
-            ):
-                cache[term] = docs
+            for start in range(0, len(missing), 500):
+                part = missing[start : start + 500]
+                marks = ", ".join("?" * len(part))
+                for term, docs in self.conn.execute(
+                    f"SELECT term, docs FROM vocab WHERE term IN ({marks})", part
+                ):
+                    cache[term] = docs
+        pending = self._vocab_delta
+        if pending:
+            return {t: cache[t] + pending.get(t, 0) for t in unique}
         return {t: cache[t] for t in unique}
 
     def total_items(self) -> int:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -31,10 +32,14 @@ __all__ = [
 FORMAT_VERSION = 1
 """The on-disk format this code writes. A store with a larger number is refused."""
 
+_ANNOTATIONS = frozenset({"parent_id", "outdated_by"})
+"""Leaf fields that annotate a leaf without touching what it says."""
+
 _DOMAIN_OK = re.compile(r"[^a-z0-9._-]+")
 _ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
+@lru_cache(maxsize=4096)
 def safe_domain(domain: str) -> str:
     """Return ``domain`` as a folder-safe dotted name: lower case, ``[a-z0-9._-]``.
 
@@ -73,13 +78,24 @@ def normalize_timestamp(value: str | date | datetime) -> str:
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     else:
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601") from None
+        return _normalize_text(value)
+    return _canonical(moment)
+
+
+@lru_cache(maxsize=8192)
+def _normalize_text(value: str) -> str:
+    # Cached: a bulk ingest repeats the same few timestamps thousands of times.
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601") from None
+    return _canonical(moment)
+
+
+def _canonical(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -247,6 +263,15 @@ class Leaf:
 
     def evolve(self, **changes: Any) -> Leaf:
         """A copy with ``changes`` applied (the record itself never changes)."""
+        if changes.keys() <= _ANNOTATIONS:
+            # Only the header's annotations change: the rest is already validated.
+            parent = changes.get("parent_id")
+            if parent is not None:
+                check_id(parent, "parent id")
+            new = object.__new__(Leaf)
+            for key in Leaf.__slots__:
+                object.__setattr__(new, key, changes.get(key, getattr(self, key)))
+            return new
         return replace(self, **changes)
 
 

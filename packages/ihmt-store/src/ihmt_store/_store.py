@@ -17,6 +17,7 @@ from ihmt_store._files import (
     TEMP_SUFFIX,
     atomic_write,
     branch_bytes,
+    ensure_dirs,
     fsync_dir,
     json_bytes,
     leaf_bytes,
@@ -170,45 +171,56 @@ class StoreStats:
 class _Batch:
     """What one locked write session has touched so far.
 
-    Files written in a batch are kept in memory until the commit; then each goes to a
-    temporary sibling, all are flushed to disk together (one ``os.sync`` for many), each
-    replaces its target in one rename, and the index commits. A file written twice in
-    a batch (a leaf saved, then stamped by consolidation) reaches the disk once. A
-    reader in the same batch sees the staged bytes.
+    Leaves and branches written in a batch are kept in memory as records until the
+    commit; then each is serialised once, goes to a temporary sibling, all are flushed
+    to disk together (one ``os.sync`` for many), each replaces its target in one
+    rename, and the index commits. A file written twice in a batch (a leaf saved, then
+    stamped by consolidation) reaches the disk once; a reader in the same batch gets the
+    staged record back without parsing anything.
     """
 
     def __init__(self, journal: Path) -> None:
         self.journal_path = journal
         self.journal: Any = None
-        self.pending: dict[Path, bytes] = {}
+        self.pending: dict[Path, Leaf | Branch] = {}
         self.temps: list[Path] = []
         self.dirs: set[Path] = set()
         self.removals: set[Path] = set()
-        self.seen: dict[Path, bytes] = {}
+        self.seen: dict[Path, Leaf | Branch] = {}
         self.changed = False
         self.publishing = False
+        self.noted: list[str] = []
+        self._data: dict[Path, bytes] = {}
 
     def note(self, rel: str) -> None:
-        """Record ``rel`` in the journal before its file is replaced or removed.
+        """Remember that ``rel`` will be replaced or removed at commit.
 
-        A writer killed after this line is redone from the files by the next writer.
-        The journal is not fsynced: a killed process cannot reorder writes already in
-        the page cache, and after a power cut ``rebuild`` still finds every file.
+        The names reach the journal in one write when the batch publishes, before the
+        first file moves: a writer killed after that is redone from the files by the
+        next writer. The journal is not fsynced: a killed process cannot reorder writes
+        already in the page cache, and after a power cut ``rebuild`` still finds every
+        file.
         """
         self.changed = True
+        self.noted.append(rel)
+
+    def _write_journal(self) -> None:
+        if not self.noted:
+            return
         if self.journal is None:
             self.journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self.journal.write(rel + "\n")
+        self.journal.write("".join(rel + "\n" for rel in self.noted))
         self.journal.flush()
+        self.noted.clear()
 
-    def write(self, full: Path, data: bytes) -> None:
-        """Stage ``data`` for ``full``; it replaces the file at commit."""
+    def write(self, full: Path, record: Leaf | Branch) -> None:
+        """Stage ``record`` for ``full``; it is serialised and replaces the file at commit."""
         self.removals.discard(full)
-        self.pending[full] = data
+        self.pending[full] = record
         self.dirs.add(full.parent)
 
-    def read(self, full: Path) -> bytes | None:
-        """Bytes staged for ``full`` in this batch, if any.
+    def read(self, full: Path) -> Leaf | Branch | None:
+        """The record staged for ``full`` in this batch (or read from disk in it), if any.
 
         Raises:
             FileNotFoundError: the file is staged for removal.
@@ -218,11 +230,11 @@ class _Batch:
         staged = self.pending.get(full)
         return staged if staged is not None else self.seen.get(full)
 
-    def remember(self, full: Path, data: bytes) -> None:
-        """Keep bytes read from disk during the batch (consolidation reads a leaf, then
-        stamps it: one open instead of two)."""
+    def remember(self, full: Path, record: Leaf | Branch) -> None:
+        """Keep a record read from disk during the batch (consolidation reads a leaf, then
+        stamps it: one parse instead of two)."""
         if len(self.seen) < 4096:
-            self.seen[full] = data
+            self.seen[full] = record
 
     def remove(self, full: Path) -> None:
         """Stage the deletion of ``full`` (done at commit, after the writes)."""
@@ -230,18 +242,38 @@ class _Batch:
         self.removals.add(full)
         self.dirs.add(full.parent)
 
+    def serialize(self) -> list[tuple[int, str]]:
+        """Turn every staged record into its file's bytes; return ``(size, id)`` pairs
+        for the index, which learns the final sizes before it commits."""
+        sizes = []
+        data = self._data
+        for full, record in self.pending.items():
+            if isinstance(record, Leaf):
+                raw = leaf_bytes(record)
+                sizes.append((len(raw), record.leaf_id))
+            else:
+                raw = branch_bytes(record)
+                sizes.append((len(raw), record.node_id))
+            data[full] = raw
+        return sizes
+
     def publish(self) -> None:
-        """Write every staged file beside its target, flush them all, move each in place."""
+        """Write every serialised file beside its target, flush them all, move each in place."""
         self.publishing = True
+        if len(self._data) != len(self.pending):
+            self.serialize()
+        self._write_journal()
+        ensure_dirs(self.dirs)
         moves = []
-        for full, data in self.pending.items():
-            tmp = write_temp(full, data)
+        for full, raw in self._data.items():
+            tmp = write_temp(full, raw, mkdir=False)
             self.temps.append(tmp)
             moves.append((tmp, full))
         sync_paths(tmp for tmp, _ in moves)
         for tmp, full in moves:
             replace_temp(tmp, full)
         self.pending.clear()
+        self._data.clear()
         self.temps.clear()
         for full in self.removals:
             _unlink_quietly(full)
@@ -255,6 +287,7 @@ class _Batch:
             _unlink_quietly(tmp)
         self.temps.clear()
         self.pending.clear()
+        self._data.clear()
         self.removals.clear()
 
     def close(self) -> None:
@@ -528,6 +561,7 @@ class Store:
             try:
                 index.begin()
                 yield batch
+                index.set_sizes(batch.serialize())
                 batch.publish()
                 index.commit(changed=batch.changed)
             except BaseException as exc:
@@ -652,10 +686,10 @@ class Store:
         return stored
 
     def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str) -> None:
-        data = leaf_bytes(leaf)
+        # The file's bytes are made once, at commit; the index learns its size then.
         batch.note(rel)
-        batch.write(self.path / rel, data)
-        row, fields = leaf_row(leaf, rel, len(data))
+        batch.write(self.path / rel, leaf)
+        row, fields = leaf_row(leaf, rel, 0)
         index.upsert(row, fields)
 
     def read_leaf(self, leaf_id: str) -> Leaf:
@@ -670,33 +704,30 @@ class Store:
             raise LeafNotFoundError(leaf_id)
         return self._read_leaf_file(entry.path)
 
-    def _staged(self, full: Path) -> bytes | None:
+    def _own_batch(self) -> _Batch | None:
         batch = self._batch
         if batch is not None and self._batch_thread == threading.get_ident():
-            return batch.read(full)
+            return batch
         return None
-
-    def _read_file(self, full: Path) -> bytes:
-        staged = self._staged(full)
-        if staged is not None:
-            return staged
-        data = full.read_bytes()
-        batch = self._batch
-        if batch is not None and self._batch_thread == threading.get_ident():
-            batch.remember(full, data)
-        return data
 
     def _read_leaf_file(self, rel: str, *, count: bool = True) -> Leaf:
         full = self.path / rel
+        batch = self._own_batch()
         try:
-            data = self._read_file(full)
+            staged = batch.read(full) if batch is not None else None
+            if isinstance(staged, Leaf):
+                return staged
+            data = full.read_bytes()
         except FileNotFoundError:
             raise LeafNotFoundError(Path(rel).stem) from None
         if count:
             self.io.files_read += 1
             self.io.leaf_reads += 1
             self.io.bytes_read += len(data)
-        return parse_leaf(data, full)
+        leaf = parse_leaf(data, full)
+        if batch is not None:
+            batch.remember(full, leaf)
+        return leaf
 
     def annotate(
         self,
@@ -784,10 +815,9 @@ class Store:
             return branch
 
     def _write_branch(self, batch: _Batch, index: Index, branch: Branch, rel: str) -> None:
-        data = branch_bytes(branch)
         batch.note(rel)
-        batch.write(self.path / rel, data)
-        row, fields = branch_row(branch, rel, len(data))
+        batch.write(self.path / rel, branch)
+        row, fields = branch_row(branch, rel, 0)
         index.upsert(row, fields, [c.id for c in branch.children])
 
     def read_branch(self, node_id: str) -> Branch:
@@ -803,15 +833,22 @@ class Store:
 
     def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
         full = self.path / rel
+        batch = self._own_batch()
         try:
-            data = self._read_file(full)
+            staged = batch.read(full) if batch is not None else None
+            if isinstance(staged, Branch):
+                return staged
+            data = full.read_bytes()
         except FileNotFoundError:
             raise BranchNotFoundError(Path(rel).stem) from None
         if count:
             self.io.files_read += 1
             self.io.branch_reads += 1
             self.io.bytes_read += len(data)
-        return parse_branch(data, full)
+        branch = parse_branch(data, full)
+        if batch is not None:
+            batch.remember(full, branch)
+        return branch
 
     def set_parent(self, child_ids: Sequence[str], parent_id: str | None) -> None:
         """Stamp leaves or branches with the branch that now summarises them.
@@ -830,15 +867,18 @@ class Store:
                 if entry.parent_id == parent_id:
                     continue
                 # Only the header changes: the file is rewritten, the full-text row stays.
+                record: Leaf | Branch
                 if entry.kind == "leaf":
-                    leaf = self._read_leaf_file(entry.path, count=False)
-                    data = leaf_bytes(leaf.evolve(parent_id=parent_id))
+                    record = self._read_leaf_file(entry.path, count=False).evolve(
+                        parent_id=parent_id
+                    )
                 else:
-                    branch = self._read_branch_file(entry.path, count=False)
-                    data = branch_bytes(branch.evolve(parent_id=parent_id))
+                    record = self._read_branch_file(entry.path, count=False).evolve(
+                        parent_id=parent_id
+                    )
                 batch.note(entry.path)
-                batch.write(self.path / entry.path, data)
-                index.set_parent(child, parent_id, len(data))
+                batch.write(self.path / entry.path, record)
+                index.set_parent(child, parent_id)
 
     def remove_branch(self, node_id: str) -> None:
         """Delete a branch file and detach its children (they go back to the trunk).

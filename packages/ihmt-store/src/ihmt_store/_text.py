@@ -81,6 +81,7 @@ _SUFFIXES: tuple[tuple[str, str, int], ...] = (
 )
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 
@@ -133,29 +134,36 @@ def terms(text: str, *, keep_stop_words: bool = False) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def _terms(text: str, keep_stop_words: bool) -> tuple[str, ...]:
-
     out: list[str] = []
-    for chunk in re.split(r"[\s]+", text):
-        if not chunk:
-            continue
-        words = _WORD.findall(chunk)
-        if not words:
-            continue
-        if len(words) > 1 and "_" in chunk and all(w.isalnum() for w in words):
-            joined = fold("".join(words))
-            if joined not in STOP_WORDS:
-                out.append(stem(joined))
-        for raw in words:
-            raw = _strip_accents(raw)
-            parts = _pieces(raw)
-            folded_whole = fold(raw)
-            if len(parts) > 1:
-                out.append(stem(folded_whole))
-            for part in parts:
-                folded = fold(part)
-                if not folded:
-                    continue
-                if not keep_stop_words and folded in STOP_WORDS:
-                    continue
-                out.append(stem(folded))
+    chunk_terms = _chunk_terms
+    for chunk in _SPACE.split(text):
+        if chunk:
+            out.extend(chunk_terms(chunk, keep_stop_words))
+    return tuple(out)
+
+
+@lru_cache(maxsize=131072)
+def _chunk_terms(chunk: str, keep_stop_words: bool) -> tuple[str, ...]:
+    """The terms of one whitespace-free chunk (cached: most chunks are common words)."""
+    out: list[str] = []
+    words = _WORD.findall(chunk)
+    if not words:
+        return ()
+    if len(words) > 1 and "_" in chunk and all(w.isalnum() for w in words):
+        joined = fold("".join(words))
+        if joined not in STOP_WORDS:
+            out.append(stem(joined))
+    for raw in words:
+        raw = _strip_accents(raw)
+        parts = _pieces(raw)
+        folded_whole = fold(raw)
+        if len(parts) > 1:
+            out.append(stem(folded_whole))
+        for part in parts:
+            folded = fold(part)
+            if not folded:
+                continue
+            if not keep_stop_words and folded in STOP_WORDS:
+                continue
+            out.append(stem(folded))
     return tuple(out)
