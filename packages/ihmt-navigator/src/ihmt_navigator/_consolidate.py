@@ -193,11 +193,12 @@ class Consolidator:
         store = self.store
         children: list[ChildText] = []
         refs: list[ChildRef] = []
+        leaves = iter(store.read_leaves([e.id for e in kids if e.kind == "leaf"]))
         for entry in kids:
             start: str | None
             end: str | None
             if entry.kind == "leaf":
-                leaf = store.read_leaf(entry.id)
+                leaf = next(leaves)
                 text = leaf.text
                 keywords = keywords_of(text, df=self._document_frequencies, total=self._total)
                 start = end = leaf.timestamp

@@ -179,18 +179,19 @@ class _Batch:
     staged record back without parsing anything.
     """
 
-    def __init__(self, journal: Path) -> None:
+    def __init__(self, root: Path, journal: Path) -> None:
+        self.root = root
         self.journal_path = journal
         self.journal: Any = None
-        self.pending: dict[Path, Leaf | Branch] = {}
+        # Keyed by the store-relative path, as the catalog and the journal name files.
+        self.pending: dict[str, Leaf | Branch] = {}
         self.temps: list[Path] = []
-        self.dirs: set[Path] = set()
-        self.removals: set[Path] = set()
-        self.seen: dict[Path, Leaf | Branch] = {}
+        self.removals: set[str] = set()
+        self.seen: dict[str, Leaf | Branch] = {}
         self.changed = False
         self.publishing = False
         self.noted: list[str] = []
-        self._data: dict[Path, bytes] = {}
+        self._data: dict[str, bytes] = {}
 
     def note(self, rel: str) -> None:
         """Remember that ``rel`` will be replaced or removed at commit.
@@ -213,48 +214,46 @@ class _Batch:
         self.journal.flush()
         self.noted.clear()
 
-    def write(self, full: Path, record: Leaf | Branch) -> None:
-        """Stage ``record`` for ``full``; it is serialised and replaces the file at commit."""
-        self.removals.discard(full)
-        self.pending[full] = record
-        self.dirs.add(full.parent)
+    def write(self, rel: str, record: Leaf | Branch) -> None:
+        """Stage ``record`` for ``rel``; it is serialised and replaces the file at commit."""
+        self.removals.discard(rel)
+        self.pending[rel] = record
 
-    def read(self, full: Path) -> Leaf | Branch | None:
-        """The record staged for ``full`` in this batch (or read from disk in it), if any.
+    def read(self, rel: str) -> Leaf | Branch | None:
+        """The record staged for ``rel`` in this batch (or read from disk in it), if any.
 
         Raises:
             FileNotFoundError: the file is staged for removal.
         """
-        if full in self.removals:
-            raise FileNotFoundError(full)
-        staged = self.pending.get(full)
-        return staged if staged is not None else self.seen.get(full)
+        if rel in self.removals:
+            raise FileNotFoundError(rel)
+        staged = self.pending.get(rel)
+        return staged if staged is not None else self.seen.get(rel)
 
-    def remember(self, full: Path, record: Leaf | Branch) -> None:
+    def remember(self, rel: str, record: Leaf | Branch) -> None:
         """Keep a record read from disk during the batch (consolidation reads a leaf, then
         stamps it: one parse instead of two)."""
         if len(self.seen) < 4096:
-            self.seen[full] = record
+            self.seen[rel] = record
 
-    def remove(self, full: Path) -> None:
-        """Stage the deletion of ``full`` (done at commit, after the writes)."""
-        self.pending.pop(full, None)
-        self.removals.add(full)
-        self.dirs.add(full.parent)
+    def remove(self, rel: str) -> None:
+        """Stage the deletion of ``rel`` (done at commit, after the writes)."""
+        self.pending.pop(rel, None)
+        self.removals.add(rel)
 
     def serialize(self) -> list[tuple[int, str]]:
         """Turn every staged record into its file's bytes; return ``(size, id)`` pairs
         for the index, which learns the final sizes before it commits."""
         sizes = []
         data = self._data
-        for full, record in self.pending.items():
+        for rel, record in self.pending.items():
             if isinstance(record, Leaf):
                 raw = leaf_bytes(record)
                 sizes.append((len(raw), record.leaf_id))
             else:
                 raw = branch_bytes(record)
                 sizes.append((len(raw), record.node_id))
-            data[full] = raw
+            data[rel] = raw
         return sizes
 
     def publish(self) -> None:
@@ -263,9 +262,12 @@ class _Batch:
         if len(self._data) != len(self.pending):
             self.serialize()
         self._write_journal()
-        ensure_dirs(self.dirs)
+        root = self.root
+        dirs = {root / rel.rpartition("/")[0] for rel in (*self._data, *self.removals)}
+        ensure_dirs(dirs)
         moves = []
-        for full, raw in self._data.items():
+        for rel, raw in self._data.items():
+            full = root / rel
             tmp = write_temp(full, raw, mkdir=False)
             self.temps.append(tmp)
             moves.append((tmp, full))
@@ -275,10 +277,10 @@ class _Batch:
         self.pending.clear()
         self._data.clear()
         self.temps.clear()
-        for full in self.removals:
-            _unlink_quietly(full)
+        for rel in self.removals:
+            _unlink_quietly(root / rel)
         self.removals.clear()
-        for folder in self.dirs:
+        for folder in dirs:
             fsync_dir(folder)
 
     def abandon(self) -> None:
@@ -555,7 +557,7 @@ class Store:
             yield self._batch
             return
         with self._locked() as index:
-            batch = _Batch(self.path / STATE_DIR / JOURNAL_FILE)
+            batch = _Batch(self.path, self.path / STATE_DIR / JOURNAL_FILE)
             self._batch = batch
             self._batch_thread = threading.get_ident()
             try:
@@ -665,32 +667,62 @@ class Store:
         stored: list[Leaf] = []
         with self._writing() as batch:
             index = self._idx
+            leaves = list(leaves)
+            known = index.get_many([leaf.leaf_id for leaf in leaves])
+            # New leaves go to the index together, at the end (or before a repeat).
+            fresh: dict[str, tuple[tuple[Any, ...], tuple[str, ...]]] = {}
             for leaf in leaves:
                 rel = self.leaf_path(leaf.leaf_id, leaf.domain)
-                existing = index.get(leaf.leaf_id)
-                if existing is not None:
-                    old = self._read_leaf_file(existing.path, count=False)
-                    if leaf.parent_id is None and old.parent_id is not None:
-                        leaf = leaf.evolve(parent_id=old.parent_id)
-                    if leaf.outdated_by is None and old.outdated_by is not None:
-                        leaf = leaf.evolve(outdated_by=old.outdated_by)
-                    if old == leaf:
-                        stored.append(old)
-                        continue
-                    if existing.path != rel:
-                        raise ValueError(
-                            f"leaf {leaf.leaf_id} already exists in domain {existing.domain}"
-                        )
+                if leaf.leaf_id in fresh:
+                    index.insert_new(list(fresh.values()))
+                    fresh.clear()
+                    existing = index.get(leaf.leaf_id)
+                else:
+                    existing = known.get(leaf.leaf_id)
+                if existing is None:
+                    batch.note(rel)
+                    batch.write(rel, leaf)
+                    fresh[leaf.leaf_id] = leaf_row(leaf, rel, 0)
+                    stored.append(leaf)
+                    continue
+                old = self._read_leaf_file(existing.path, count=False)
+                if leaf.parent_id is None and old.parent_id is not None:
+                    leaf = leaf.evolve(parent_id=old.parent_id)
+                if leaf.outdated_by is None and old.outdated_by is not None:
+                    leaf = leaf.evolve(outdated_by=old.outdated_by)
+                if old == leaf:
+                    stored.append(old)
+                    continue
+                if existing.path != rel:
+                    raise ValueError(
+                        f"leaf {leaf.leaf_id} already exists in domain {existing.domain}"
+                    )
                 self._write_leaf(batch, index, leaf, rel)
                 stored.append(leaf)
+            index.insert_new(list(fresh.values()))
         return stored
 
     def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str) -> None:
         # The file's bytes are made once, at commit; the index learns its size then.
         batch.note(rel)
-        batch.write(self.path / rel, leaf)
+        batch.write(rel, leaf)
         row, fields = leaf_row(leaf, rel, 0)
         index.upsert(row, fields)
+
+    def read_leaves(self, leaf_ids: Sequence[str]) -> list[Leaf]:
+        """Read many leaves (one catalog query for all of them), in the order asked.
+
+        Raises:
+            LeafNotFoundError: one of the ids is not a leaf of the store.
+        """
+        known = self._idx.get_many(leaf_ids)
+        out = []
+        for leaf_id in leaf_ids:
+            entry = known.get(leaf_id)
+            if entry is None or entry.kind != "leaf":
+                raise LeafNotFoundError(leaf_id)
+            out.append(self._read_leaf_file(entry.path))
+        return out
 
     def read_leaf(self, leaf_id: str) -> Leaf:
         """Read one leaf from its file.
@@ -711,12 +743,13 @@ class Store:
         return None
 
     def _read_leaf_file(self, rel: str, *, count: bool = True) -> Leaf:
-        full = self.path / rel
         batch = self._own_batch()
+        full = self.path / rel
         try:
-            staged = batch.read(full) if batch is not None else None
-            if isinstance(staged, Leaf):
-                return staged
+            if batch is not None:
+                staged = batch.read(rel)
+                if isinstance(staged, Leaf):
+                    return staged
             data = full.read_bytes()
         except FileNotFoundError:
             raise LeafNotFoundError(Path(rel).stem) from None
@@ -726,7 +759,7 @@ class Store:
             self.io.bytes_read += len(data)
         leaf = parse_leaf(data, full)
         if batch is not None:
-            batch.remember(full, leaf)
+            batch.remember(rel, leaf)
         return leaf
 
     def annotate(
@@ -794,7 +827,7 @@ class Store:
                 old = self._read_leaf_file(other.path, count=False)
                 self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path)
             batch.note(entry.path)
-            batch.remove(self.path / entry.path)
+            batch.remove(entry.path)
             index.delete(item_id)
             return entry
 
@@ -816,7 +849,7 @@ class Store:
 
     def _write_branch(self, batch: _Batch, index: Index, branch: Branch, rel: str) -> None:
         batch.note(rel)
-        batch.write(self.path / rel, branch)
+        batch.write(rel, branch)
         row, fields = branch_row(branch, rel, 0)
         index.upsert(row, fields, [c.id for c in branch.children])
 
@@ -832,12 +865,13 @@ class Store:
         return self._read_branch_file(entry.path)
 
     def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
-        full = self.path / rel
         batch = self._own_batch()
+        full = self.path / rel
         try:
-            staged = batch.read(full) if batch is not None else None
-            if isinstance(staged, Branch):
-                return staged
+            if batch is not None:
+                staged = batch.read(rel)
+                if isinstance(staged, Branch):
+                    return staged
             data = full.read_bytes()
         except FileNotFoundError:
             raise BranchNotFoundError(Path(rel).stem) from None
@@ -847,7 +881,7 @@ class Store:
             self.io.bytes_read += len(data)
         branch = parse_branch(data, full)
         if batch is not None:
-            batch.remember(full, branch)
+            batch.remember(rel, branch)
         return branch
 
     def set_parent(self, child_ids: Sequence[str], parent_id: str | None) -> None:
@@ -860,8 +894,10 @@ class Store:
             index = self._idx
             if parent_id is not None:
                 check_id(parent_id, "parent id")
+            known = index.get_many(child_ids)
+            moved = []
             for child in child_ids:
-                entry = index.get(child)
+                entry = known.get(child)
                 if entry is None:
                     raise LeafNotFoundError(child)
                 if entry.parent_id == parent_id:
@@ -877,8 +913,9 @@ class Store:
                         parent_id=parent_id
                     )
                 batch.note(entry.path)
-                batch.write(self.path / entry.path, record)
-                index.set_parent(child, parent_id)
+                batch.write(entry.path, record)
+                moved.append(child)
+            index.set_parent(moved, parent_id)
 
     def remove_branch(self, node_id: str) -> None:
         """Delete a branch file and detach its children (they go back to the trunk).
@@ -892,7 +929,7 @@ class Store:
                 raise BranchNotFoundError(node_id)
             self.set_parent([c.id for c in index.children(node_id)], None)
             batch.note(entry.path)
-            batch.remove(self.path / entry.path)
+            batch.remove(entry.path)
             index.delete(node_id)
 
     # ================================================================= the trunk
