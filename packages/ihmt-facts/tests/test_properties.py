@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +50,27 @@ operations = st.lists(
     min_size=1,
     max_size=12,
 )
+# Forget a leaf (often one that corrected another): the timeline just before the store
+# (as Memory does), or just after it. Facts about fewer keys, so that leaves meet.
+forget_op = st.tuples(
+    st.just("forget"),
+    st.integers(min_value=0, max_value=7),
+    st.booleans(),  # the timeline first
+    st.booleans(),  # pick a leaf that corrected another, when there is one
+)
+dense_record_op = st.tuples(
+    st.just("record"),
+    st.just("user"),
+    st.just("location"),
+    st.sampled_from(("Madrid", "Valencia", "Sevilla")),
+    st.integers(min_value=0, max_value=30),
+    st.one_of(st.none(), st.integers(min_value=0, max_value=7)),
+)
+operations_with_forget = st.lists(
+    st.one_of(dense_record_op, dense_record_op, leaf_op, supersede_op, restore_op, forget_op),
+    min_size=6,
+    max_size=20,
+)
 
 
 def _when(day: int) -> str:
@@ -62,8 +85,10 @@ def _dump(timeline: Timeline) -> tuple[object, ...]:
     )
 
 
-def _run(store: Store, timeline: Timeline, ops: list[tuple[object, ...]]) -> None:
+def _run(store: Store, timeline: Timeline, ops: list[tuple[object, ...]]) -> set[str]:
+    """Apply ``ops``; return the leaves forgotten (and not written again since)."""
     leaves: list[str] = []
+    forgotten: set[str] = set()
     for position, op in enumerate(ops):
         kind = op[0]
         if kind == "leaf":
@@ -97,6 +122,21 @@ def _run(store: Store, timeline: Timeline, ops: list[tuple[object, ...]]) -> Non
                 timeline.supersede(old, new, "property test")
         elif kind == "restore" and leaves:
             timeline.restore(leaves[int(op[1]) % len(leaves)])
+        elif kind == "forget" and leaves:
+            pool = [leaf_id for leaf_id in leaves if store.corrections_of(leaf_id)]
+            if not op[3] or not pool:
+                pool = leaves
+            gone = pool[int(op[1]) % len(pool)]
+            if op[2]:  # the timeline first
+                with store.locked():
+                    timeline.forget(gone)
+                    store.forget(gone)
+            else:
+                store.forget(gone)
+                timeline.forget(gone)
+            leaves = [leaf_id for leaf_id in leaves if leaf_id != gone]
+            forgotten.add(gone)
+    return {leaf_id for leaf_id in forgotten if store.entry(leaf_id) is None}
 
 
 @settings(
@@ -142,6 +182,51 @@ def test_any_sequence_of_facts_keeps_a_sound_timeline_that_rebuilds_identically(
         assert Timeline(store).rebuild() == timeline.stats()
         assert _dump(timeline) == incremental
         store.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _leaves_named(timeline: Timeline) -> set[str]:
+    """Every leaf id the timeline's answers mention."""
+    named = {f.source for f in timeline.facts()}
+    for subject in timeline.subjects():
+        for period in timeline.history(subject):
+            named.update(period.sources)
+            named.add(period.superseded_by or "")
+    for change in timeline.contradictions():
+        named.update((*change.old_sources, change.new_source))
+    return named
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(ops=operations_with_forget, slack=st.sampled_from((0, 3, 1000)))
+def test_forgetting_leaves_one_by_one_gives_the_timeline_a_rebuild_without_them_gives(
+    ops: list[tuple[object, ...]], slack: int
+) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="ihmt-facts-prop-"))
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            # 0 compacts on nearly every write, 1000 never: removals meet both journals
+            patch.setattr("ihmt_facts._timeline._COMPACT_SLACK", slack)
+            store = Store.create(folder / "memory")
+            timeline = Timeline(store)
+            follower = Timeline(Store.open(store.path))  # another reader, loaded up front
+            forgotten = _run(store, timeline, ops)
+
+            incremental = _dump(timeline)
+            assert not forgotten & _leaves_named(timeline)
+            assert _dump(follower) == incremental  # it replayed the removals
+            assert _dump(Timeline(Store.open(store.path))) == incremental  # a cold load
+            for line in store.state_file("facts.jsonl").read_bytes().splitlines():
+                assert not line.strip() or json.loads(line)  # whole lines, or blanked ones
+            # a rebuild reads the leaves that are left, without the forgotten files
+            assert Timeline(store).rebuild() == timeline.stats()
+            assert _dump(timeline) == incremental
+            store.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from ihmt_facts import JOURNAL_NAME, Timeline
 from ihmt_mcp import (
     ContentTooLargeError,
     EmptyContentError,
@@ -223,11 +224,60 @@ def test_forget_deletes_the_leaf_and_every_excerpt_of_it(tmp_path: Path) -> None
 def test_forget_drops_the_facts_drawn_from_the_memory(memory: Memory) -> None:
     old = memory.save("I live in Madrid.", date="2024-03-11", project="")
     new = memory.save("I moved to Valencia now.", date="2026-02-03", project="")
+    assert memory.store.read_leaf(old.ids[0]).outdated_by is not None
+    journal = memory.store.state_file(JOURNAL_NAME)
+    header = journal.read_bytes().splitlines()[0]  # a rebuild writes a new epoch
+
     result = memory.forget(new.ids[0], reason="wrong")
-    assert result.facts_removed >= 1
+
+    assert (result.facts_removed, result.corrections_cleared) == (1, 1)
     state = memory.timeline.active("user", "location")
     assert state is not None and state.value == "Madrid"
+    assert [s.value for s in memory.timeline.history("user")] == ["Madrid"]
+    assert memory.conflicts() == ()
     assert memory.store.read_leaf(old.ids[0]).outdated_by is None
+    # dropped in place, not by rebuilding the timeline
+    assert journal.read_bytes().splitlines()[0] == header
+    assert b"Valencia" not in journal.read_bytes()
+    _assert_timeline_matches_a_rebuild(memory)
+
+
+def test_forget_of_a_correction_makes_the_memory_it_corrected_current_again(
+    memory: Memory,
+) -> None:
+    old = memory.save("I work at Acme.", date="2024-03-11", project="")
+    fix = memory.save("Correction: that changed, see the new notes.", date="2025-01-01", project="")
+    memory.mark_outdated(old.ids[0], fix.ids[0])
+    assert memory.timeline.active("user", "employer") is None  # retired by the correction
+
+    result = memory.forget(fix.ids[0], reason="wrong memory")
+
+    assert (result.facts_removed, result.corrections_cleared) == (0, 1)
+    assert memory.store.read_leaf(old.ids[0]).outdated_by is None
+    state = memory.timeline.active("user", "employer")
+    assert state is not None and (state.value, state.sources) == ("Acme", (old.ids[0],))
+    _assert_timeline_matches_a_rebuild(memory)
+
+
+def _assert_timeline_matches_a_rebuild(memory: Memory) -> None:
+    """The memory's timeline equals one rebuilt from the leaves by another store object."""
+    timeline = memory.timeline
+
+    def dump(t: Timeline) -> tuple[object, ...]:
+        return (
+            tuple(t.history(s) for s in t.subjects()),
+            t.contradictions(),
+            t.facts(),
+        )
+
+    incremental = dump(timeline)
+    other = Store.open(memory.store.path)
+    try:
+        Timeline(other).rebuild()
+        assert dump(Timeline(other)) == incremental
+    finally:
+        other.close()
+    assert dump(timeline) == incremental  # it followed the rebuilt file
 
 
 def test_stats_report_the_shape_of_the_tree(tmp_path: Path) -> None:

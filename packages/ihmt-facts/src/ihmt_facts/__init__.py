@@ -14,7 +14,8 @@ rebuilt from the leaves at any time.
 Entry points:
 
 - :class:`Timeline` — ``Timeline(store)``; ``ingest``, ``record_fact``, ``supersede``,
-  ``restore``; ``active``, ``at``, ``history``, ``contradictions``, ``subjects``; ``rebuild``.
+  ``restore``, ``forget``; ``active``, ``at``, ``history``, ``contradictions``, ``subjects``;
+  ``rebuild``.
 - :func:`extract` and :class:`Pattern` — the extraction rules, usable without a store.
 """
 

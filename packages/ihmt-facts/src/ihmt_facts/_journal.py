@@ -4,7 +4,10 @@
 JSON line per change: a leaf's complete fact set and its correction, the last line for a
 leaf winning. Recording a fact appends one line; compaction (and rebuild) rewrite the
 file atomically with one line per leaf. Other processes follow by reading what was
-appended since their last look, and reload from scratch when the epoch changed.
+appended since their last look, and reload from scratch when the epoch changed. When a
+leaf is forgotten, a line saying it holds nothing is appended and its earlier lines are
+overwritten with spaces in place (readers skip blank lines): no value drawn from it waits
+on disk for the next compaction.
 
 The file is derived: it can be deleted at any time and is rebuilt from the leaves.
 """
@@ -72,6 +75,9 @@ class Journal:
         self._offset = 0
         self.lines = 0
         """Change lines in the file (for compaction)."""
+        self._spans: dict[str, list[tuple[int, int]]] = {}
+        """Leaf id -> (offset, length without the newline) of each of its lines, oldest
+        first: what :meth:`blank` overwrites."""
 
     @property
     def exists(self) -> bool:
@@ -105,6 +111,7 @@ class Journal:
             self._identity = (st.st_ino, st.st_dev)
             self._offset = len(header)
             self.lines = 0
+            self._spans = {}
             return self._read_tail(handle)
 
     def read_new(self) -> list[LeafRecord] | None:
@@ -131,7 +138,14 @@ class Journal:
     def _read_tail(self, handle: Any) -> list[LeafRecord]:
         data = handle.read()
         end = data.rfind(b"\n") + 1
-        lines = [raw for raw in data[:end].splitlines() if raw.strip()]
+        lines: list[bytes] = []
+        starts: list[int] = []
+        position = self._offset
+        for raw in data[:end].split(b"\n")[:-1]:
+            if raw.strip():  # a blanked line (a forgotten leaf's) is skipped
+                lines.append(raw)
+                starts.append(position)
+            position += len(raw) + 1
         try:
             # One parse for the whole tail is several times faster than one per line.
             raw_records = json.loads(b"[" + b",".join(lines) + b"]")
@@ -147,6 +161,9 @@ class Journal:
             records = [LeafRecord.from_json(item) for item in latest.values()]
         except (ValueError, KeyError, TypeError, IndexError):
             raise JournalDamagedError(f"a malformed line after byte {self._offset}") from None
+        spans = self._spans
+        for item, start, raw in zip(raw_records, starts, lines, strict=True):
+            spans.setdefault(item["l"], []).append((start, len(raw)))
         self.lines += len(lines)
         self._offset += end
         return records
@@ -157,7 +174,8 @@ class Journal:
         A partial last line (a writer killed mid-append) is cut off first: it was never
         acknowledged.
         """
-        payload = b"".join(r.to_line() for r in records)
+        lines = [(r.leaf_id, r.to_line()) for r in records]
+        payload = b"".join(line for _, line in lines)
         if not payload:
             return
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
@@ -170,21 +188,57 @@ class Journal:
                 written += os.write(fd, payload[written:])
         finally:
             os.close(fd)
+        self._note_spans(lines, self._offset)
         self._offset += len(payload)
-        self.lines += payload.count(b"\n")
+        self.lines += len(lines)
+
+    def blank(self, leaf_id: str) -> int:
+        """Overwrite every line of ``leaf_id`` but its last one with spaces, in place.
+
+        The caller holds the store's lock, has read to the end, and has just appended the
+        leaf's last line (the one that now says what the timeline holds from it). The file
+        keeps its size and identity: readers that had read those lines keep what they
+        parsed and follow the last line; readers that had not skip the blanks.
+
+        Returns:
+            How many lines were blanked.
+        """
+        spans = self._spans.get(leaf_id)
+        if not spans or len(spans) < 2:
+            return 0
+        earlier, last = spans[:-1], spans[-1]
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            st = os.fstat(fd)
+            if (st.st_ino, st.st_dev) != self._identity:
+                return 0  # replaced since it was read: the spans point elsewhere
+            for start, length in earlier:
+                os.pwrite(fd, b" " * length, start)
+            os.fsync(fd)  # a forgotten value must not linger on the disk
+        finally:
+            os.close(fd)
+        self._spans[leaf_id] = [last]
+        self.lines -= len(earlier)
+        return len(earlier)
+
+    def _note_spans(self, lines: list[tuple[str, bytes]], offset: int) -> None:
+        spans = self._spans
+        for leaf_id, line in lines:
+            spans.setdefault(leaf_id, []).append((offset, len(line) - 1))
+            offset += len(line)
 
     def rewrite(self, records: Iterable[LeafRecord]) -> None:
         """Replace the file atomically with a fresh epoch and one line per record."""
         header = (
             json.dumps({"ihmt_facts": FORMAT, "epoch": secrets.token_hex(16)}) + "\n"
         ).encode()
-        lines = [r.to_line() for r in records]
+        lines = [(r.leaf_id, r.to_line()) for r in records]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with open(temp, "wb") as handle:
                 handle.write(header)
-                handle.writelines(lines)
+                handle.writelines(line for _, line in lines)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temp, self.path)
@@ -196,3 +250,5 @@ class Journal:
         self._identity = (st.st_ino, st.st_dev)
         self._offset = st.st_size
         self.lines = len(lines)
+        self._spans = {}
+        self._note_spans(lines, len(header))

@@ -237,8 +237,9 @@ class Timeline:
     recorded explicitly (:meth:`record_fact`, kept in the source leaf's header ``extra``,
     or in a small leaf of its own when there is no source). Each (subject, attribute)
     keeps a timeline: the newest value ACTIVE, earlier ones HISTORICAL with
-    ``superseded_by`` and ``valid_from``/``valid_to``; nothing is deleted. A real change
-    returns a notice and flags the superseded leaf OUTDATED through the store.
+    ``superseded_by`` and ``valid_from``/``valid_to``; nothing is deleted unless its leaf
+    is (:meth:`forget`). A real change returns a notice and flags the superseded leaf
+    OUTDATED through the store.
 
     The timeline's own file (``state/facts.jsonl``) is a cache: :meth:`rebuild` recreates
     it from the leaves (their text, their explicit facts and their corrections). Writes
@@ -409,6 +410,38 @@ class Timeline:
             restored = self._annotate(old_leaf, outdated_by=None)
             self._apply(restored, pending)
             return leaf.outdated_by
+
+    def forget(self, leaf: Leaf | str) -> int:
+        """Drop everything the timeline holds from one leaf, for a leaf the store forgets.
+
+        The leaf's facts leave every timeline, and so do the changes they made: a value
+        they had superseded is current again unless another leaf supersedes it too. The
+        leaves it had flagged OUTDATED are no longer retired by it (``Store.forget``
+        clears those flags on disk), so facts it had retired are current again. The
+        removal is one journal line, which other processes follow on their next call, and
+        the earlier lines holding the leaf's facts are overwritten in place, so no value
+        drawn from a forgotten memory stays in the timeline's file. The cost follows the
+        leaf's facts, the leaves it corrected and the timelines they touch; never the
+        size of the store.
+
+        Call it just before ``Store.forget(leaf_id)``, both inside one
+        ``Store.locked()`` (``ihmt_mcp.Memory.forget`` does): should the process die in
+        between, the leaf is still there and forgetting it again finishes the job. Called
+        after ``Store.forget`` it gives the same timeline. It writes no leaf: if the store
+        keeps the leaf, the timeline lags behind the leaves until :meth:`rebuild`.
+
+        Returns:
+            How many facts were dropped. A leaf the timeline holds nothing about (no fact,
+            no correction of a leaf with facts) is a no-op: 0, nothing written.
+        """
+        leaf_id = leaf.leaf_id if isinstance(leaf, Leaf) else leaf
+        with self._store.locked():
+            with self._writing() as pending:
+                dropped = self._forget(leaf_id, pending)
+            if pending:
+                with self._mutex:
+                    self._journal.blank(leaf_id)
+        return dropped
 
     def rebuild(self) -> TimelineStats:
         """Recreate the timeline's file from the leaves (text, explicit facts, corrections)."""
@@ -743,6 +776,28 @@ class Timeline:
                 outcome = self._new_or_confirmed(state, f)
             results.append(Recorded(fact=f, outcome=outcome, contradictions=mine))
         return results
+
+    def _forget(self, leaf_id: str, pending: list[LeafRecord]) -> int:
+        state = self._state
+        assert state is not None
+        record = state.leaves.get(leaf_id)
+        fixed = sorted(state.corrected.get(leaf_id, ()))
+        for old in fixed:
+            # Whatever flag the catalog holds now is the one a rebuild will read: none
+            # once Store.forget ran, still this leaf's just before it.
+            entry = self._store.entry(old)
+            outdated = None
+            if entry is not None and entry.outdated_by and entry.outdated_by != leaf_id:
+                outdated = (entry.outdated_by, entry.outdated_on or "")
+            update = LeafRecord(old, state.leaves[old].facts, outdated)
+            state.put(update)
+            pending.append(update)
+        if record is None:
+            return 0
+        removal = LeafRecord(leaf_id, (), None)
+        state.put(removal)
+        pending.append(removal)
+        return len(record.facts)
 
     def _new_or_confirmed(self, state: _State, f: Fact) -> Outcome:
         for period in state.timeline((f.subject, f.attribute)).states:

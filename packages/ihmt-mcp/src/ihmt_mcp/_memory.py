@@ -516,9 +516,9 @@ class Memory:
         """Delete one memory for good, and every trace of its text in the tree.
 
         The leaf file goes; the summaries above it are rewritten from what remains (so no
-        excerpt of it survives); facts drawn from it are dropped from the timeline;
-        memories it had flagged OUTDATED are current again. ``reason`` is returned, never
-        logged.
+        excerpt of it survives); facts drawn from it are dropped from the timeline, at the
+        cost of those facts (``Timeline.forget``, never a rebuild); memories it had flagged
+        OUTDATED are current again. ``reason`` is returned, never logged.
 
         Raises:
             LeafNotFoundError: no memory with that id.
@@ -528,16 +528,17 @@ class Memory:
         if entry is None or entry.kind != "leaf":
             raise LeafNotFoundError(memory_id)
         timeline = self.timeline
-        facts = len(timeline.facts_of(memory_id))
         corrected = len(store.corrections_of(memory_id))
         parent = entry.parent_id
         characters = len(store.read_leaf(memory_id).text)
-        store.forget(memory_id)
+        # The timeline lets go first, the leaf second, under one lock: should the process
+        # die in between, the leaf is still there and forgetting it again finishes the job.
+        with store.locked():
+            facts = timeline.forget(memory_id)
+            store.forget(memory_id)
         refreshed: tuple[str, ...] = ()
         if parent is not None:
             refreshed = Consolidator(store, self.summarizer).refresh([parent])
-        if facts or corrected:
-            timeline.rebuild()
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
         return ForgetResult(
             id=memory_id,
