@@ -139,11 +139,16 @@ class Consolidator:
         store = self.store
         factor = store.config.branch_factor
         created: list[str] = []
+        # Read once: under the lock only this run changes what is loose, so each new
+        # branch joins the list of its layer here (in the catalog's order: oldest
+        # first, then by id).
+        by_layer: dict[int, list[Entry]] = {}
+        for entry in store.unparented(domain=domain):
+            by_layer.setdefault(entry.layer, []).append(entry)
         layer = 0
         while True:
-            loose_all = store.unparented(domain=domain)
-            loose_here = [e for e in loose_all if e.layer == layer]
-            higher = [e for e in loose_all if e.layer > layer]
+            loose_here = by_layer.pop(layer, [])
+            higher = any(items for above, items in by_layer.items() if above > layer)
             if not loose_here and not higher:
                 break
             groups: list[list[Entry]] = []
@@ -152,8 +157,12 @@ class Consolidator:
                 loose_here = loose_here[factor:]
             if force and loose_here and (len(loose_here) > 1 or higher or groups):
                 groups.append(loose_here)
-            for group in groups:
-                created.append(self._make_branch(domain, layer + 1, group))
+            made = [self._make_branch(domain, layer + 1, group) for group in groups]
+            created.extend(made)
+            if made:
+                above = by_layer.setdefault(layer + 1, [])
+                above.extend(store.entries(made).values())
+                above.sort(key=lambda e: (e.timestamp, e.id))
             if not groups and not higher:
                 break
             layer += 1
