@@ -23,7 +23,11 @@ Metrics per size (``evaluate`` returns them as a JSON-able dict):
 - false abstention — a targeted query that carries the memory's unique detail answered
   ``not_found`` or ``ambiguous``.
 - compact tokens (median, p90), warm search ms (p50, p95), files and bytes read per
-  query (median, max), save ms (p50, p95), bulk ingest memories/s.
+  query (median, max), save ms (p50, p95), bulk ingest memories/s (by the clock and per
+  second of the process's CPU), and — measured beside the store in the same run — how
+  many small files per second the disk itself creates (the floor under an ingest that
+  writes one file per memory; this machine's shared disk swings between ~25,000/s and
+  ~1,000/s).
 - the baseline's recall@1/@5 on the same targeted queries and ours minus the baseline's.
 """
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -219,9 +224,9 @@ def evaluate(
     say = progress or (lambda _line: None)
     memories = corpus.memories
     say(f"{corpus.size}: ingesting {len(memories)} memories")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     sids = system.ingest(memories)
-    ingest_s = time.perf_counter() - t0
+    ingest_s, ingest_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     if len(sids) != len(memories):
         raise ValueError(f"ingest returned {len(sids)} ids for {len(memories)} memories")
     to_sid = {m.id_hint: sid for m, sid in zip(memories, sids, strict=True)}
@@ -261,6 +266,7 @@ def evaluate(
         queries={k: sum(q.kind == k for q in queries) for k in QUERY_KINDS},
         ingest_s=ingest_s,
         ingest_per_s=len(memories) / ingest_s if ingest_s > 0 else None,
+        ingest_cpu_per_s=len(memories) / ingest_cpu_s if ingest_cpu_s > 0 else None,
         corrections_s=correct_s,
         search_ms_p50=_pct(run.search_ms, 0.5),
         search_ms_p95=_pct(run.search_ms, 0.95),
@@ -401,6 +407,8 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("save p50 ms", "save_ms_p50", "{:.2f}"),
     ("save p95 ms", "save_ms_p95", "{:.2f}"),
     ("bulk ingest /s", "ingest_per_s", "{:.0f}"),
+    ("bulk ingest /s of CPU", "ingest_cpu_per_s", "{:.0f}"),
+    ("disk: new files /s", "disk_files_per_s", "{:.0f}"),
 )
 
 
@@ -444,6 +452,32 @@ def format_table(results: Sequence[dict[str, Any]], title: str = "") -> str:
     return "\n".join(out)
 
 
+def disk_files_per_s(folder: Path, count: int = 2000, size: int = 700) -> float:
+    """How many small files per second this disk creates right now, as a store's batch
+    does (a temporary file each, one flush for all, then a rename each).
+
+    The floor under any ingest that keeps one file per memory: measured in the same
+    run, beside the store, so a slow or busy disk shows up as such in the table.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="disk-", dir=folder))
+    data = b"x" * size
+    try:
+        t0 = time.perf_counter()
+        temps = []
+        for i in range(count):
+            tmp = scratch / f".leaf-{i:05d}.txt.tmp"
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+            temps.append(tmp)
+        if hasattr(os, "sync"):
+            os.sync()
+        for tmp in temps:
+            os.replace(tmp, tmp.with_name(tmp.name[1:-4]))
+        return count / (time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def run(
     factory: Callable[[Path], System],
     sizes: Sequence[int],
@@ -476,6 +510,7 @@ def run(
             name = str(getattr(system, "name", type(system).__name__))
             try:
                 metrics = evaluate(corpus, system, baseline=baseline, progress=say)
+                metrics["disk_files_per_s"] = disk_files_per_s(folder)
             finally:
                 close = getattr(system, "close", None)
                 if callable(close):
