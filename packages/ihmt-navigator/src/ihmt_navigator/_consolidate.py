@@ -104,7 +104,9 @@ class Consolidator:
                 by_domain.setdefault(entry.domain, []).append(entry)
             touched = []
             for domain in sorted(by_domain):
-                made = self._consolidate_domain(domain, force=force)
+                # What was read above is still what is loose, unless repairs stamped some.
+                known = None if repaired else by_domain[domain]
+                made = self._consolidate_domain(domain, force=force, loose=known)
                 if made:
                     touched.append(domain)
                     created.extend(made)
@@ -135,7 +137,9 @@ class Consolidator:
             logger.warning("finished %d interrupted consolidation stamp(s)", len(repaired))
         return repaired
 
-    def _consolidate_domain(self, domain: str, *, force: bool) -> list[str]:
+    def _consolidate_domain(
+        self, domain: str, *, force: bool, loose: Sequence[Entry] | None = None
+    ) -> list[str]:
         store = self.store
         factor = store.config.branch_factor
         created: list[str] = []
@@ -143,7 +147,7 @@ class Consolidator:
         # branch joins the list of its layer here (in the catalog's order: oldest
         # first, then by id).
         by_layer: dict[int, list[Entry]] = {}
-        for entry in store.unparented(domain=domain):
+        for entry in store.unparented(domain=domain) if loose is None else loose:
             by_layer.setdefault(entry.layer, []).append(entry)
         layer = 0
         while True:
