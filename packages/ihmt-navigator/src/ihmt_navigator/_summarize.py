@@ -140,16 +140,26 @@ def _surface_forms(texts: Sequence[str]) -> dict[str, dict[str, int]]:
     """
     forms: dict[str, dict[str, int]] = {}
     for text in texts:
-        for sentence in _STARTS.split(text):
-            for position, word in enumerate(_WORD.findall(sentence)):
-                shown = word.lower() if position == 0 and word[1:].islower() else word
-                for term in _word_terms(word):
-                    seen = forms.get(term)
-                    if seen is None:
-                        forms[term] = {shown: 1}
-                    else:
-                        seen[shown] = seen.get(shown, 0) + 1
+        for word, shown in _walk(text):
+            for term in _word_terms(word):
+                seen = forms.get(term)
+                if seen is None:
+                    forms[term] = {shown: 1}
+                else:
+                    seen[shown] = seen.get(shown, 0) + 1
     return forms
+
+
+@lru_cache(maxsize=4096)
+def _walk(text: str) -> tuple[tuple[str, str], ...]:
+    """Each word of ``text`` with the form it is shown in: lower-cased when a capital
+    only marks the start of a sentence. Cached: a leaf's keywords and its branch's
+    summary walk the same text."""
+    return tuple(
+        (word, word.lower() if position == 0 and word[1:].islower() else word)
+        for sentence in _STARTS.split(text)
+        for position, word in enumerate(_WORD.findall(sentence))
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -206,18 +216,16 @@ def keywords_of(
     """The most telling words of one text, as written (TF-IDF against the store if given)."""
     counts: dict[str, int] = {}
     shown: dict[str, dict[str, int]] = {}
-    for sentence in _STARTS.split(text):
-        for position, word in enumerate(_WORD.findall(sentence)):
-            head = _keyword_head(word)
-            if head is None:
-                continue
-            counts[head] = counts.get(head, 0) + 1
-            form = word.lower() if position == 0 and word[1:].islower() else word
-            seen = shown.get(head)
-            if seen is None:
-                shown[head] = {form: 1}
-            else:
-                seen[form] = seen.get(form, 0) + 1
+    for word, form in _walk(text):
+        head = _keyword_head(word)
+        if head is None:
+            continue
+        counts[head] = counts.get(head, 0) + 1
+        seen = shown.get(head)
+        if seen is None:
+            shown[head] = {form: 1}
+        else:
+            seen[form] = seen.get(form, 0) + 1
     if not counts:
         return ()
     if df is not None and total:
