@@ -61,6 +61,13 @@ LABELLED: list[tuple[str, str, str, tuple[str, ...], Expected]] = [
     ("en", "I prefer tabs over spaces.", "", (), {("user", "preference:spaces/tabs", "tabs")}),
     ("en", "I prefer pytest for testing.", "", (), {("user", "preference:testing", "pytest")}),
     ("en", "I prefer dark mode.", "", (), {("user", "preference:dark mode", "dark mode")}),
+    (
+        "en",
+        "In toucan, I prefer 120 characters for line length.",
+        "toucan",
+        (),
+        {("project:toucan", "preference:line length", "120 characters")},
+    ),
     # ---------------------------------------------------------------- the user, Spanish
     ("es", "Vivo en Valencia desde 2019.", "", (), {("user", "location", "Valencia")}),
     ("es", "Ahora vivo en Sevilla, cerca del centro.", "", (), {("user", "location", "Sevilla")}),

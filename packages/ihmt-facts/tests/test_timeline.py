@@ -253,6 +253,33 @@ def test_the_user_moving_is_never_about_a_project(timeline: Timeline, put: PutLe
     assert stack is not None and stack.value == "Python and PostgreSQL"
 
 
+def test_a_preference_stated_in_one_project_never_outdates_anothers(
+    store: Store, timeline: Timeline, put: PutLeaf
+) -> None:
+    toucan = put(
+        "In toucan, I prefer 120 characters for line length.", "2025-03-01", project="toucan"
+    )
+    weka = put("In weka, I prefer 88 characters for line length.", "2025-04-01", project="weka")
+    timeline.ingest(toucan)
+    (weka_result,) = timeline.ingest(weka)
+
+    assert weka_result.outcome is Outcome.NEW and timeline.contradictions() == ()
+    assert store.entry(toucan.leaf_id).status == "active"
+    assert timeline.active("project:toucan", "preference:line length").value == "120 characters"
+
+    later = put(
+        "In toucan, I prefer 100 characters for line length.", "2025-09-01", project="toucan"
+    )
+    (change,) = timeline.ingest(later)
+
+    assert change.outcome is Outcome.CHANGED
+    assert store.entry(toucan.leaf_id).outdated_by == later.leaf_id
+    assert store.entry(weka.leaf_id).status == "active"
+    # Said outside any project, a preference is the user's own.
+    (mine,) = timeline.ingest(put("I prefer tabs over spaces.", "2025-10-01"))
+    assert mine.fact.subject == "user"
+
+
 def test_staging_moving_to_postgresql_17_outdates_the_old_memory(
     store: Store, timeline: Timeline, put: PutLeaf
 ) -> None:

@@ -508,35 +508,39 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         language="es",
     ),
     # ------------------------------------------------------------ preferences
+    # Stated inside a project, a preference is that project's: "In toucan I prefer 120
+    # characters" must not retire weka's line length.
     _p(
         "preference-over-en",
         _PREFER + r"(?P<value>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<other>.+)",
-        "user",
+        "scope",
         "preference:{pair}",
     ),
     _p(
         "preference-for-en",
         _PREFER + r"(?P<value>.+?)\s+for\s+(?P<topic>.+)",
-        "user",
+        "scope",
         "preference:{topic}",
     ),
-    _p("preference-en", _PREFER + r"(?P<value>.+)", "user", "preference:{value}"),
+    _p("preference-en", _PREFER + r"(?P<value>.+)", "scope", "preference:{value}"),
     _p(
         "preference-over-es",
         _PREFER_ES + r"(?P<value>.+?)\s+(?:antes\s+que|en\s+vez\s+de|en\s+lugar\s+de|m[aá]s\s+que|"
         r"sobre|frente\s+a|al|a)\s+(?P<other>.+)",
-        "user",
+        "scope",
         "preference:{pair}",
         language="es",
     ),
     _p(
         "preference-for-es",
         _PREFER_ES + r"(?P<value>.+?)\s+para\s+(?P<topic>.+)",
-        "user",
+        "scope",
         "preference:{topic}",
         language="es",
     ),
-    _p("preference-es", _PREFER_ES + r"(?P<value>.+)", "user", "preference:{value}", language="es"),
+    _p(
+        "preference-es", _PREFER_ES + r"(?P<value>.+)", "scope", "preference:{value}", language="es"
+    ),
     # ------------------------------------------------------------ other people
     _p(
         "person-employer-en",
