@@ -653,3 +653,37 @@ def test_document_frequencies_equal_fts5s_own_counts_after_mixed_writes(tmp_path
     assert store.document_frequencies([*sorted(want), "nowhere"]) == {**want, "nowhere": 0}
     store.rebuild()
     assert store.document_frequencies(sorted(want)) == fts5_counts() == want
+
+
+def test_common_terms_rank_only_documents_holding_a_rarer_query_term(tmp_path: Path) -> None:
+    """``common``: a word in more than that share of the items brings in no document by
+    itself, still counts in the scores, and still ranks a query made only of such words."""
+    store = Store.create(tmp_path / "m")
+    with store.batch():
+        # "staging" and "deploy" in about a tenth of the items each, "falcon" in 1 %.
+        store.put_leaves(
+            make_leaf(
+                f"note {i}"
+                + (" staging" if i % 8 == 0 else "")
+                + (" deploy" if i % 9 == 0 else "")
+                + (" falcon" if i % 100 == 0 else ""),
+                position=i,
+            )
+            for i in range(400)
+        )
+        only_common = make_leaf("staging staging staging deploy deploy", position=900)
+        both = make_leaf("falcon staging deploy", position=901)
+        store.put_leaves([only_common, both])
+    exact = store.candidates("falcon staging deploy", limit=20)
+    pruned = store.candidates("falcon staging deploy", limit=20, common=0.05)
+    assert exact[0].entry.id == pruned[0].entry.id == both.leaf_id
+    assert only_common.leaf_id in {c.entry.id for c in exact}
+    assert only_common.leaf_id not in {c.entry.id for c in pruned}
+    assert all("falcon" in c.matched for c in pruned)
+    # Shared candidates keep their full score: the common words still count.
+    scores = {c.entry.id: c.score for c in exact}
+    assert all(abs(c.score - scores[c.entry.id]) < 1e-9 for c in pruned if c.entry.id in scores)
+    # Nothing rarer in the question: the common words rank after all.
+    assert store.candidates("staging deploy", limit=5, common=0.05)[0].entry.id == (
+        store.candidates("staging deploy", limit=5)[0].entry.id
+    )

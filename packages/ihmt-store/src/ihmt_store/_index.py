@@ -702,6 +702,7 @@ class Index:
         source_prefix: str | None,
         ids: Sequence[str] | None = None,
         exact: int = 10,
+        common: float | None = None,
     ) -> list[tuple[Entry, float, frozenset[str]]]:
         """Rank items by BM25 over the four fields; return (entry, score, terms present).
 
@@ -717,7 +718,10 @@ class Index:
         3. when fewer than ``exact`` results are certain, FTS5 ranks every match.
 
         The first ``exact`` results are therefore always the true BM25 top; the rest
-        are the best of what was scored.
+        are the best of what was scored. With ``common`` (a share of the items), a term
+        found in more of them than that only ranks documents that also hold a rarer
+        query term (every term still counts in their scores); a query of common terms
+        only is ranked on all of them.
         """
         unique = list(dict.fromkeys(t for t in query_terms if t))
         if not unique:
@@ -736,18 +740,23 @@ class Index:
         # apart; it only drags in ties. It counts when nothing else matches.
         found = present
         present = [t for t in present if idf[t] > _IDF_FLOOR] or present
+        # With ``common``, the terms in more than that share of the items rank nothing
+        # by themselves (they still count in every score below).
+        ranking = present
+        if common is not None:
+            ranking = [t for t in present if df[t] <= common * n_rows] or present
         rare: list[str] = []
         budget = 0
         # Ranking every match costs about one FTS5 row each; scoring a document here costs
         # tens of times more, so the rare-term path only pays off on large match sets.
-        if sum(df[t] for t in present) > _EXHAUSTIVE_BELOW:
-            for term in present:
+        if sum(df[t] for t in ranking) > _EXHAUSTIVE_BELOW:
+            for term in ranking:
                 if budget + df[term] > _RARE_BUDGET:
                     break
                 rare.append(term)
                 budget += df[term]
-        common = present[len(rare) :]
-        bound = (_K1 + 1) * sum(idf[t] for t in common)
+        others = present[len(rare) :]
+        bound = (_K1 + 1) * sum(idf[t] for t in others)
         filters = _Filters(kinds, domain, project, source_prefix, ids)
         scored: list[tuple[Entry, float, frozenset[str]]] = []
         if rare:
@@ -759,9 +768,9 @@ class Index:
             ]
             scored = self._score_rows(rowids, found, present, idf, avgdl, weights, filters, limit)
         certain = sum(1 for _, score, _ in scored if score >= bound)
-        if not rare or (common and certain < min(exact, limit)):
+        if not rare or (others and certain < min(exact, limit)):
             pool = self._ranked_rowids(
-                present, limit + exact, weights, kinds, domain, project, source_prefix, ids
+                ranking, limit + exact, weights, kinds, domain, project, source_prefix, ids
             )
             seen = {e.id for e, _, _ in scored}
             extra = self._score_rows(pool, found, present, idf, avgdl, weights, filters, limit)

@@ -1058,6 +1058,7 @@ class Store:
         source_prefix: str | None = None,
         within: Sequence[str] | None = None,
         exact: int = 10,
+        common: float | None = None,
     ) -> list[Candidate]:
         """Rank leaves and branch summaries by BM25 over title, keywords, tags and text.
 
@@ -1068,6 +1069,10 @@ class Store:
             within: only these ids are eligible.
             exact: the first ``exact`` results are guaranteed to be the true BM25 top;
                 the rest are the best of the documents that had to be scored.
+            common: a share of the items (e.g. 0.05): a query term found in more items
+                than that ranks only documents that also hold a rarer query term, so a
+                word in thousands of memories costs nothing; their scores still count
+                it. The guarantee of ``exact`` then holds among those documents.
         """
         query_terms = terms(query) if isinstance(query, str) else list(query)
         if not query_terms:
@@ -1082,6 +1087,7 @@ class Store:
             source_prefix=source_prefix,
             ids=within,
             exact=exact,
+            common=common,
         )
         out = []
         for entry, score, present in rows:
