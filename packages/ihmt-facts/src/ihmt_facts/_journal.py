@@ -213,7 +213,11 @@ class Journal:
             if (st.st_ino, st.st_dev) != self._identity:
                 return 0  # replaced since it was read: the spans point elsewhere
             for start, length in earlier:
-                os.pwrite(fd, b" " * length, start)
+                if hasattr(os, "pwrite"):
+                    os.pwrite(fd, b" " * length, start)
+                else:  # Windows has no pwrite
+                    os.lseek(fd, start, os.SEEK_SET)
+                    os.write(fd, b" " * length)
             os.fsync(fd)  # a forgotten value must not linger on the disk
         finally:
             os.close(fd)
