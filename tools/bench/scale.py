@@ -245,8 +245,14 @@ class ServerSystem(MemorySystem):
         from mcp import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        # Started outside any git repository, like the in-process Memory (cwd=folder):
+        # the server would otherwise take this repository as the current project and
+        # rank the corpus's global memories above its projects' ones.
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "ihmt_mcp"], env={"IHMT_HOME": str(self.home)}
+            command=sys.executable,
+            args=["-m", "ihmt_mcp"],
+            env={"IHMT_HOME": str(self.home)},
+            cwd=str(self.home.parent),
         )
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
