@@ -660,22 +660,23 @@ def test_common_terms_rank_only_documents_holding_a_rarer_query_term(tmp_path: P
     itself, still counts in the scores, and still ranks a query made only of such words."""
     store = Store.create(tmp_path / "m")
     with store.batch():
-        # "staging" and "deploy" in about a tenth of the items each, "falcon" in 1 %.
+        # "staging" and "deploy" in 1,200 of 3,000 items each (common: over 5 % and over
+        # the 1,000 documents below which every term ranks), "falcon" in 1 %.
         store.put_leaves(
             make_leaf(
                 f"note {i}"
-                + (" staging" if i % 8 == 0 else "")
-                + (" deploy" if i % 9 == 0 else "")
+                + (" staging" if i % 5 in (0, 1) else "")
+                + (" deploy" if i % 5 in (1, 2) else "")
                 + (" falcon" if i % 100 == 0 else ""),
                 position=i,
             )
-            for i in range(400)
+            for i in range(3000)
         )
-        only_common = make_leaf("staging staging staging deploy deploy", position=900)
-        both = make_leaf("falcon staging deploy", position=901)
+        only_common = make_leaf("staging staging staging deploy deploy", position=9000)
+        both = make_leaf("falcon staging deploy", position=9001)
         store.put_leaves([only_common, both])
-    exact = store.candidates("falcon staging deploy", limit=20)
-    pruned = store.candidates("falcon staging deploy", limit=20, common=0.05)
+    exact = store.candidates("falcon staging deploy", limit=50)
+    pruned = store.candidates("falcon staging deploy", limit=50, common=0.05)
     assert exact[0].entry.id == pruned[0].entry.id == both.leaf_id
     assert only_common.leaf_id in {c.entry.id for c in exact}
     assert only_common.leaf_id not in {c.entry.id for c in pruned}
@@ -683,6 +684,12 @@ def test_common_terms_rank_only_documents_holding_a_rarer_query_term(tmp_path: P
     # Shared candidates keep their full score: the common words still count.
     scores = {c.entry.id: c.score for c in exact}
     assert all(abs(c.score - scores[c.entry.id]) < 1e-9 for c in pruned if c.entry.id in scores)
+    # In a small store no word is common enough to be left out.
+    small = Store.create(tmp_path / "small")
+    small.put_leaves([make_leaf("falcon staging", position=1), make_leaf("staging", position=2)])
+    assert [c.entry.id for c in small.candidates("falcon staging", common=0.05)] == [
+        c.entry.id for c in small.candidates("falcon staging")
+    ]
     # Nothing rarer in the question: the common words rank after all.
     assert store.candidates("staging deploy", limit=5, common=0.05)[0].entry.id == (
         store.candidates("staging deploy", limit=5)[0].entry.id

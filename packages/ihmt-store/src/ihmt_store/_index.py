@@ -719,9 +719,9 @@ class Index:
 
         The first ``exact`` results are therefore always the true BM25 top; the rest
         are the best of what was scored. With ``common`` (a share of the items), a term
-        found in more of them than that only ranks documents that also hold a rarer
-        query term (every term still counts in their scores); a query of common terms
-        only is ranked on all of them.
+        found in more of them than that (and in at least ``_COMMON_MIN`` documents)
+        only ranks documents that also hold a rarer query term (every term still counts
+        in their scores); a query of common terms only is ranked on all of them.
         """
         unique = list(dict.fromkeys(t for t in query_terms if t))
         if not unique:
@@ -744,7 +744,8 @@ class Index:
         # by themselves (they still count in every score below).
         ranking = present
         if common is not None:
-            ranking = [t for t in present if df[t] <= common * n_rows] or present
+            cut = max(common * n_rows, _COMMON_MIN)
+            ranking = [t for t in present if df[t] <= cut] or present
         rare: list[str] = []
         budget = 0
         # Ranking every match costs about one FTS5 row each; scoring a document here costs
@@ -901,6 +902,9 @@ _EXHAUSTIVE_BELOW = 5000
 """Below this many term occurrences in documents, FTS5 ranks every match directly."""
 _RARE_BUDGET = 400
 """Documents the rarest query terms may bring in before the rest count as common."""
+_COMMON_MIN = 1000
+"""With ``common``: a term in fewer documents than this always ranks (its matches are
+cheap to rank, and in a small store a few documents are a large share)."""
 
 
 _ROWID_MASK = (1 << 63) - 1

@@ -1070,9 +1070,10 @@ class Store:
             exact: the first ``exact`` results are guaranteed to be the true BM25 top;
                 the rest are the best of the documents that had to be scored.
             common: a share of the items (e.g. 0.05): a query term found in more items
-                than that ranks only documents that also hold a rarer query term, so a
-                word in thousands of memories costs nothing; their scores still count
-                it. The guarantee of ``exact`` then holds among those documents.
+                than that (and in at least 1,000) ranks only documents that also hold a
+                rarer query term, so a word in thousands of memories costs nothing;
+                their scores still count it. The guarantee of ``exact`` then holds
+                among those documents.
         """
         query_terms = terms(query) if isinstance(query, str) else list(query)
         if not query_terms:
