@@ -27,6 +27,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,7 @@ class MemorySystem:
         self._id_of: dict[str, str] = {}
         self.replaced = 0
         self.replaces_asked = 0
+        self.replace_outcomes: Counter[str] = Counter()
 
     def _save(self, memory: Memory) -> str:
         replaces = ""
@@ -183,12 +185,13 @@ class MemorySystem:
         result = self.memory.save(
             memory.text, project=memory.project or "", date=memory.date, replaces=replaces
         )
-        if (
-            result.replaced.status == "replaced"
-            and memory.supersedes
-            and result.replaced.replaced == (self._id_of.get(memory.supersedes),)
-        ):
-            self.replaced += 1
+        if replaces:
+            outcome = result.replaced.status
+            if outcome == "replaced":
+                right = result.replaced.replaced == (self._id_of.get(memory.supersedes or ""),)
+                outcome = "replaced the right memory" if right else "replaced another memory"
+                self.replaced += right
+            self.replace_outcomes[outcome] += 1
         self._text_of[memory.id_hint] = memory.text
         self._id_of[memory.id_hint] = result.ids[0]
         return result.ids[0]
@@ -218,9 +221,11 @@ class MemorySystem:
     def close(self) -> None:
         stats = self.memory.stats()
         share = self.replaced / self.replaces_asked if self.replaces_asked else 0.0
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(self.replace_outcomes.items()))
         print(
             f"  through Memory: replaces= resolved the right memory {share:.1%} of "
-            f"{self.replaces_asked}; depth {stats.depth}, unreachable {stats.unreachable}",
+            f"{self.replaces_asked} ({outcomes}); depth {stats.depth}, "
+            f"unreachable {stats.unreachable}",
             file=sys.stderr,
         )
         self.memory.close()
