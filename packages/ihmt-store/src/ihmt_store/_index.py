@@ -523,6 +523,7 @@ class Index:
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
         self._token_delta = 0
         self._vocab_delta.clear()
+        self._cache_key = -3  # the cached counts were of what was just deleted
 
     # ---------------------------------------------------------------- reads
     def get(self, item_id: str) -> Entry | None:

@@ -1206,8 +1206,12 @@ class Store:
         index.begin()
         try:
             index.clear()
+            # Every row is new now: the leaves go in together, the branches with their
+            # member lists one by one.
+            index.insert_new([(row, fields) for row, fields, members in rows if not members])
             for row, fields, members in rows:
-                index.upsert(row, fields, members)
+                if members:
+                    index.upsert(row, fields, members)
             index.commit()
         except BaseException:
             index.rollback()
