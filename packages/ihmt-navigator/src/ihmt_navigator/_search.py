@@ -32,10 +32,10 @@ CANDIDATES = 30
 COMMON_TERMS = 0.05
 """A question word found in more than this share of the memories (and in at least 1,000 of
 them) ranks only memories that also hold a rarer word of it (it still counts in their
-scores). Ranking every match of
-such words was most of a search's time at 50,000 memories (p50 ~10 ms → ~5 ms); the
-benchmark's quality figures did not move (seed 0 and the held-out seed 1, 5,000 and
-50,000 memories; same status and best memory on all 400 questions of seed 0)."""
+scores). Ranking every match of such words was most of a search's time at 50,000
+memories (p50 ~10 ms → ~5 ms); the benchmark's quality figures did not move (seed 0 and
+the held-out seed 1, 5,000 and 50,000 memories; same status and best memory on all 400
+questions of seed 0 at 50,000)."""
 CLUE_BOTH = 1.6
 CLUE_ONE = 0.7
 OTHER_PROJECT = 0.6
