@@ -353,41 +353,32 @@ class Index:
                 "INSERT INTO members(branch_id, child_id) VALUES (?, ?)",
                 [(row[0], child) for child in members],
             )
-        indexed = sum(len(f.split()) for f in fields)
         cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row[0],))
         found = cur.fetchone()
+        if found is None:
+            self.insert_new([(row, fields)])
+            return
+        rowid = found[0]
+        indexed = sum(len(f.split()) for f in fields)
         self._vocab_delta.update(set(" ".join(fields).split()))
-        if found is not None:
-            rowid = found[0]
-            self._add_tokens(indexed - found[1])
-            self._forget_terms(rowid)
-            self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-            self.conn.execute(
-                f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(row) + 1))}) "
-                "WHERE rowid = ?",
-                (*row, indexed, rowid),
-            )
-        else:
-            rowid = _stable_rowid(row[0])
-            while self.conn.execute("SELECT 1 FROM items WHERE rowid = ?", (rowid,)).fetchone():
-                rowid = (rowid + 1) & _ROWID_MASK  # a 63-bit collision: take the next free one
-            marks = ", ".join("?" * (len(row) + 2))
-            self.conn.execute(
-                f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})",
-                (rowid, *row, indexed),
-            )
-            self._count_domain(row[3], row[1], +1)
-            self._add_tokens(indexed)
+        self._add_tokens(indexed - found[1])
+        self._forget_terms(rowid)
+        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        self.conn.execute(
+            f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(row) + 1))}) "
+            "WHERE rowid = ?",
+            (*row, indexed, rowid),
+        )
         self.conn.execute(
             "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
             (rowid, *fields),
         )
 
     def insert_new(self, items: Sequence[tuple[tuple[Any, ...], tuple[str, ...]]]) -> None:
-        """Insert items the catalog does not hold yet (leaves of a bulk ingest).
+        """Insert items the catalog does not hold yet, in a handful of statements for all
+        of them (a bulk ingest's leaves; :meth:`upsert` of one new item comes here too).
 
-        The same rows as :meth:`upsert` would write, in a handful of statements for
-        all of them instead of several per item.
+        Row ids derive from item ids; a 63-bit collision takes the next free one.
         """
         if not items:
             return
@@ -400,7 +391,7 @@ class Index:
             taken.update(r[0] for r in self.conn.execute(sql, chunk))
         rowids = []
         for rowid in wanted:
-            while rowid in taken:  # a 63-bit collision: take the next free one
+            while rowid in taken:
                 rowid = (rowid + 1) & _ROWID_MASK
                 if self.conn.execute("SELECT 1 FROM items WHERE rowid = ?", (rowid,)).fetchone():
                     taken.add(rowid)
