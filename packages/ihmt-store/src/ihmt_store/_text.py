@@ -142,9 +142,10 @@ def _terms(text: str, keep_stop_words: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=131072)
+@lru_cache(maxsize=32768)
 def _chunk_terms(chunk: str, keep_stop_words: bool) -> tuple[str, ...]:
-    """The terms of one whitespace-free chunk (cached: most chunks are common words)."""
+    """The terms of one whitespace-free chunk (cached: most chunks are common words; a
+    few megabytes at most in a long-running server)."""
     out: list[str] = []
     words = _WORD.findall(chunk)
     if not words:
