@@ -209,3 +209,18 @@ def test_config_keeps_unknown_keys_and_validates_known_ones() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         StoreConfig(branch_factor=1)
     assert StoreConfig.from_json({"confidence_threshold": 1}).confidence_threshold == 1.0
+
+
+def test_annotating_a_leaf_gives_what_a_full_copy_gives() -> None:
+    """``evolve`` of annotations only skips revalidating the text: same record, same bytes,
+    and a bad parent id is still refused."""
+    from dataclasses import replace
+
+    leaf = make_leaf("Staging runs PostgreSQL 16.", position=3)
+    fix = Correction(by="L-general-0009-abc", date="2026-02-01")
+    for changes in ({"parent_id": "N1-general-x"}, {"outdated_by": fix}, {"parent_id": None}):
+        fast, full = leaf.evolve(**changes), replace(leaf, **changes)
+        assert fast == full and leaf_bytes(fast) == leaf_bytes(full), changes
+        assert fast is not leaf and leaf.parent_id is None and leaf.outdated_by is None
+    with pytest.raises(ValueError, match="invalid parent id"):
+        leaf.evolve(parent_id="../escape")

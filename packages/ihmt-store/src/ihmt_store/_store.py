@@ -257,10 +257,11 @@ class _Batch:
         return sizes
 
     def publish(self) -> None:
-        """Write every serialised file beside its target, flush them all, move each in place."""
+        """Write every serialised file beside its target, flush them all, move each in place.
+
+        :meth:`serialize` comes first (the index learns the sizes from it).
+        """
         self.publishing = True
-        if len(self._data) != len(self.pending):
-            self.serialize()
         self._write_journal()
         root = self.root
         dirs = {root / rel.rpartition("/")[0] for rel in (*self._data, *self.removals)}
@@ -743,24 +744,35 @@ class Store:
         return None
 
     def _read_leaf_file(self, rel: str, *, count: bool = True) -> Leaf:
+        leaf = self._read_item(rel, Leaf, count=count)
+        assert isinstance(leaf, Leaf)
+        return leaf
+
+    def _read_item(self, rel: str, kind: type[Leaf | Branch], *, count: bool) -> Leaf | Branch:
+        """The leaf or branch at ``rel``: staged in this thread's batch, else parsed from
+        disk (and remembered by the batch); counted in :attr:`io` when ``count``."""
         batch = self._own_batch()
         full = self.path / rel
         try:
             if batch is not None:
                 staged = batch.read(rel)
-                if isinstance(staged, Leaf):
+                if isinstance(staged, kind):
                     return staged
             data = full.read_bytes()
         except FileNotFoundError:
-            raise LeafNotFoundError(Path(rel).stem) from None
+            missing = LeafNotFoundError if kind is Leaf else BranchNotFoundError
+            raise missing(Path(rel).stem) from None
         if count:
             self.io.files_read += 1
-            self.io.leaf_reads += 1
             self.io.bytes_read += len(data)
-        leaf = parse_leaf(data, full)
+            if kind is Leaf:
+                self.io.leaf_reads += 1
+            else:
+                self.io.branch_reads += 1
+        record: Leaf | Branch = parse_leaf(data, full) if kind is Leaf else parse_branch(data, full)
         if batch is not None:
-            batch.remember(rel, leaf)
-        return leaf
+            batch.remember(rel, record)
+        return record
 
     def annotate(
         self,
@@ -865,23 +877,8 @@ class Store:
         return self._read_branch_file(entry.path)
 
     def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
-        batch = self._own_batch()
-        full = self.path / rel
-        try:
-            if batch is not None:
-                staged = batch.read(rel)
-                if isinstance(staged, Branch):
-                    return staged
-            data = full.read_bytes()
-        except FileNotFoundError:
-            raise BranchNotFoundError(Path(rel).stem) from None
-        if count:
-            self.io.files_read += 1
-            self.io.branch_reads += 1
-            self.io.bytes_read += len(data)
-        branch = parse_branch(data, full)
-        if batch is not None:
-            batch.remember(rel, branch)
+        branch = self._read_item(rel, Branch, count=count)
+        assert isinstance(branch, Branch)
         return branch
 
     def set_parent(self, child_ids: Sequence[str], parent_id: str | None) -> None:
@@ -903,15 +900,8 @@ class Store:
                 if entry.parent_id == parent_id:
                     continue
                 # Only the header changes: the file is rewritten, the full-text row stays.
-                record: Leaf | Branch
-                if entry.kind == "leaf":
-                    record = self._read_leaf_file(entry.path, count=False).evolve(
-                        parent_id=parent_id
-                    )
-                else:
-                    record = self._read_branch_file(entry.path, count=False).evolve(
-                        parent_id=parent_id
-                    )
+                kind = Leaf if entry.kind == "leaf" else Branch
+                record = self._read_item(entry.path, kind, count=False).evolve(parent_id=parent_id)
                 batch.note(entry.path)
                 batch.write(entry.path, record)
                 moved.append(child)
