@@ -100,7 +100,9 @@ def score(query: dict[str, Any], result: Any, keys: Keys) -> dict[str, Any]:
         row["r1"] = bool(expected & top1)
         row["r5"] = any(expected & r for r in ranks[:TOP_K])
         row["false_abstain"] = result.status in ABSTAIN
-        row["compact_hit"] = any(norm(keys.by_id[m]["key"]) in norm(result.compact) for m in expected)
+        row["compact_hit"] = any(
+            norm(keys.by_id[m]["key"]) in norm(result.compact) for m in expected
+        )
         if query.get("outdated_ids"):
             old = set(query["outdated_ids"])
             old_at = [i for i, r in enumerate(ranks) if old & r and not expected & r]
@@ -145,18 +147,25 @@ class Run:
         self.memory = Memory.init(folder / "store")
         self.leaf_of: dict[str, str] = {}
         self.replace_outcomes: dict[str, int] = {}
+        self.refused: list[str] = []
 
     def save_all(self) -> float:
+        from ihmt_store import IhmtError
+
         started = time.perf_counter()
         memories = sorted(self.data["memories"], key=lambda m: (m["date"], m["id"]))
         for mem in memories:
-            result = self.memory.save(
-                mem["text"],
-                domain=mem["domain"],
-                date=mem["date"],
-                replaces=mem.get("replaces") or "",
-                project=mem.get("project") or "",
-            )
+            try:
+                result = self.memory.save(
+                    mem["text"],
+                    domain=mem["domain"],
+                    date=mem["date"],
+                    replaces=mem.get("replaces") or "",
+                    project=mem.get("project") or "",
+                )
+            except IhmtError as exc:  # the command line would print it and go on
+                self.refused.append(f"{mem['id']}: {exc}")
+                continue
             self.leaf_of[mem["id"]] = result.ids[0]
             if mem.get("replaces"):
                 status = result.replaced.status
@@ -215,7 +224,9 @@ def _fmt(value: Any) -> str:
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(h) for h in headers], *[[_fmt(v) for v in row] for row in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
+    lines = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
 
@@ -251,17 +262,32 @@ def render(figures: dict[str, Any]) -> str:
         ["broad R@1", kinds["broad"]["r1"]],
         ["project-scoped: other project first", figures["project_scoped_other_first"]],
         ["compact hit", ans["compact_hit"]],
-        ["OUTDATED marks right / all / should", f"{audit['right']} / {audit['marks']} / {audit['should']}"],
+        [
+            "OUTDATED marks right / all / should",
+            f"{audit['right']} / {audit['marks']} / {audit['should']}",
+        ],
     ]
     per_kind = [
-        [k, v["n"], v["r1"], v["r5"], v["false_abstain"], v["status_ok"], v["ku_acc"], v["other_project_first"]]
+        [
+            k,
+            v["n"],
+            v["r1"],
+            v["r5"],
+            v["false_abstain"],
+            v["status_ok"],
+            v["ku_acc"],
+            v["other_project_first"],
+        ]
         for k, v in kinds.items()
         if v["n"]
     ]
     return (
         table(["figure", "value"], headline)
         + "\n\n"
-        + table(["kind", "n", "R@1", "R@5", "false abst", "status ok", "KU acc", "other proj 1st"], per_kind)
+        + table(
+            ["kind", "n", "R@1", "R@5", "false abst", "status ok", "KU acc", "other proj 1st"],
+            per_kind,
+        )
     )
 
 
@@ -295,7 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     queries = list(data["queries"])
     if args.limit:
-        keep = {q["id"] for q in random.Random(args.seed).sample(queries, min(args.limit, len(queries)))}
+        keep = {
+            q["id"] for q in random.Random(args.seed).sample(queries, min(args.limit, len(queries)))
+        }
         queries = [q for q in queries if q["id"] in keep]
     with tempfile.TemporaryDirectory(prefix="ihmt-realistic-") as tmp:
         run = Run(data, Path(tmp))
@@ -315,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         save_s=round(save_s, 2),
         search_ms_mean=round(1000 * ask_s / max(len(rows), 1), 2),
         replace_outcomes=run.replace_outcomes,
+        refused=run.refused,
     )
     print(
         f"{args.data.name}: {len(data['memories'])} memories saved in {save_s:.1f} s, "
@@ -325,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         f"replaces= outcomes {run.replace_outcomes}; wrong marks (old, by): {audit['wrong']}; "
         f"missed: {audit['missed']}"
     )
+    for line in run.refused:
+        print(f"refused: {line}")
     if args.show_failures:
         print()
         print(failures(rows, args.show_failures))

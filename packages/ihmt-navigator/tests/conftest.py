@@ -13,8 +13,12 @@ Note = tuple[str, str, str]  # (domain, date, text)
 
 STORY: list[Note] = [
     ("personal", "2024-03-11", "I live in Madrid, in a flat near Retiro park."),
-    ("personal", "2024-07-22", "Vacaciones en Benidorm con Luis, mi primo; comimos paella."),
-    ("personal", "2026-08-30", "Fin de semana en la playa de El Saler con Luis y su perro Toby."),
+    ("personal", "2024-07-22", "Vacaciones en Benidorm con Luis Pardo, mi primo; comimos paella."),
+    (
+        "personal",
+        "2026-08-30",
+        "Fin de semana en la playa de El Saler con Luis Soler y su perro Toby.",
+    ),
     ("work", "2024-11-30", "Cierre de trimestre: Luis Marín revisó el pull request de facturas."),
     ("personal", "2026-02-03", "I moved to Valencia; the new flat is in Ruzafa."),
     ("decisions", "2025-05-02", "We decided to use Pulumi for the falcon scheduler: typed stacks."),

@@ -117,8 +117,7 @@ def render(
     if best.project:
         head += f" · from project {best.project}"
     out.append(head)
-    label = "Summary of" if broad and best.kind == "branch" else "Best memory"
-    out.append(f"{label} [{_date(best)}] {_where(best)} ({best.id}):")
+    out.append(f"Best memory [{_date(best)}] {_where(best)} ({best.id}):")
     if best.passage is not None:
         p = best.passage
         out.append(
@@ -135,7 +134,7 @@ def render(
         out.append(line)
     others = list(results[1:])
     if others:
-        out.append("Other matches:" if not broad else "Best memories under it:")
+        out.append("Other matches:" if not broad else "Other memories about it:")
         for hit in others:
             lines = [f"- {_one_line(hit)}"]
             if full:
@@ -143,6 +142,6 @@ def render(
             if estimate_tokens("\n".join([*out, *lines])) > budget:
                 break
             out.extend(lines)
-        if out[-1] in ("Other matches:", "Best memories under it:"):
+        if out[-1] in ("Other matches:", "Other memories about it:"):
             out.pop()
     return "\n".join(out)

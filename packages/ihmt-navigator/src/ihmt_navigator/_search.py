@@ -46,6 +46,9 @@ BROAD_MIN_LEAVES = 3
 TIE_MISSING = 0.1
 """A rival ties only if it lacks at most this share (by weight) of what the best matched."""
 NAMESAKE_POOL = 10
+SAME_SUBJECT = 0.5
+"""Share of the shorter memory's words that a newer one must also hold to be a later
+statement about the same thing (and so come first when both answer equally well)."""
 
 _QUERY_FLUFF_WORDS = """
 know knew tell remember recall say said mention mentioned anything something thing things stuff
@@ -57,7 +60,8 @@ QUERY_FLUFF: frozenset[str] = frozenset(terms(_QUERY_FLUFF_WORDS))
 
 _BROAD_CUES = re.compile(
     r"\b(what do (we|i|you) know|everything|overview|summar(y|ise|ize)|tell me about|"
-    r"all about|qu[eé] sabemos|resumen|resume|todo sobre|h[aá]blame de)\b",
+    r"all about|(stored|saved|noted) about|history (with|of)|"
+    r"qu[eé] sabemos|resumen|resume|todo sobre|h[aá]blame de)\b",
     re.IGNORECASE,
 )
 _TEST_PATH = re.compile(
@@ -204,12 +208,15 @@ class Navigator:
         if not leaves:
             return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
 
+        weights = self._term_weights(q_terms)
+        groups = _word_groups(query, q_terms)
         scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
+        if options.prefer_project:
+            self._in_scope_first(leaves, scores, groups, weights, q_terms, options)
         ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
         ranked = self._corrections_first(ranked, scores, options)
         best = ranked[0]
-        weights = self._term_weights(q_terms)
-        coverage = _coverage(best, q_terms, weights)
+        coverage = _coverage(best, groups, weights)
         unknown = self._unknown_names(query, weights)
         if unknown:
             return self._finish(
@@ -225,43 +232,38 @@ class Navigator:
         rivals = self._rivals(best, ranked, scores, tie_floor, options)
         s2 = scores[rivals[0].entry.id] if rivals else 0.0
         margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
+        broad = _is_broad(query)
 
-        # Several people (or things) share the name the question uses: ask which one.
-        namesakes = self._namesakes(query, best, ranked, scores, options) if not c_terms else []
-        if len(namesakes) >= 2:
-            self._prefetch(namesakes[:8])
-            hits = [self._hit(c, scores[c.entry.id], read=False) for c in namesakes[:8]]
-            return self._finish(
-                query, clue, "ambiguous", hits, [], coverage, margin, detail, before
-            )
+        # Ask only when the candidates are about different referents the question does not
+        # tell apart: several people sharing the name it uses, or projects that each answer
+        # it while the asker named none. Many memories about one thing are not ambiguity.
+        # A clue that no candidate holds does not tell them apart.
+        separated = any(t in c_terms for c in leaves for t in c.matched)
+        if not separated and not broad:
+            split = self._namesakes(query, best, ranked, scores, options)
+            if len(split) < 2:
+                split = self._project_split(best, ranked, scores, weights, tie_floor, options)
+            if len(split) >= 2:
+                hits = self._hits(split[:8], scores, q_terms)
+                return self._finish(
+                    query, clue, "ambiguous", hits, [], coverage, margin, detail, before
+                )
 
-        broad_branch = self._broad_answer(query, ranked, branches, scores, options)
-        if broad_branch is not None:
-            branch_entry, members = broad_branch
-            hits = [self._branch_hit(branch_entry, scores)]
-            hits += [self._hit(c, scores[c.entry.id], read=False) for c in members[: limit - 1]]
-            return self._finish(
-                query, clue, "found", hits, [], coverage, margin, detail, before, broad=True
-            )
-
-        # Near-equal memories about other subjects that the question cannot tell apart:
-        # each holds (almost) every word the best one matched.
-        tied = [best] + [
-            c for c in rivals if scores[c.entry.id] >= tie_floor and _indistinct(best, c, weights)
-        ]
-        if len(tied) >= 2:
-            self._prefetch(tied[:8])
-            hits = [self._hit(c, scores[c.entry.id], read=False) for c in tied[:8]]
-            return self._finish(
-                query, clue, "ambiguous", hits, [], coverage, margin, detail, before
-            )
-
-        budget = config.compact_tokens
-        self._prefetch(ranked[:limit])
-        hits = [self._hit(best, scores[best.entry.id], read=True, q_terms=q_terms, budget=budget)]
-        hits += [self._hit(c, scores[c.entry.id], read=False) for c in ranked[1:limit]]
+        if broad:
+            ranked = self._broad_order(ranked, scores, options)
+        else:
+            ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
+        hits = self._hits(ranked[:limit], scores, q_terms)
         notices = self._notices(hits, options)
-        return self._finish(query, clue, "found", hits, notices, coverage, margin, detail, before)
+        branch = self._broad_branch(ranked[:20], branches, scores) if broad else None
+        if branch is not None:
+            notices.append(
+                f'These memories sit under "{_clip(branch.title, 80)}" ({branch.id}), '
+                f"{branch.leaf_count} memories in all: {_clip(branch.excerpt, 160)}"
+            )
+        return self._finish(
+            query, clue, "found", hits, notices, coverage, margin, detail, before, broad=broad
+        )
 
     # ------------------------------------------------------------------ steps
     def _admissible(self, entry: Entry, options: SearchOptions) -> bool:
@@ -446,40 +448,137 @@ class Navigator:
             return False
         return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE
 
-    def _broad_answer(
+    def _in_scope_first(
         self,
-        query: str,
+        leaves: Sequence[Candidate],
+        scores: dict[str, float],
+        groups: Sequence[tuple[str, ...]],
+        weights: dict[str, float],
+        q_terms: Sequence[str],
+        options: SearchOptions,
+    ) -> None:
+        """The current project's memories and global ones rank above other projects'.
+
+        A project the question names counts as current (asked in kestrel, "what runs
+        tallyhub's staging?" is about tallyhub). Another project's memory comes first only
+        when nothing in scope answers the question beyond a stray word.
+        """
+        named = {p for p in {c.entry.project for c in leaves} if _names(p, q_terms)}
+
+        def in_scope(cand: Candidate) -> bool:
+            project = cand.entry.project
+            return project in ("", options.prefer_project) or project in named
+
+        inside = [
+            scores[c.entry.id]
+            for c in leaves
+            if in_scope(c)
+            and not self._is_stray(c, q_terms, weights, _coverage(c, groups, weights))
+        ]
+        if not inside:
+            return
+        floor = min(inside)
+        for cand in leaves:
+            if not in_scope(cand):
+                scores[cand.entry.id] = min(scores[cand.entry.id] * OTHER_PROJECT, floor * 0.999)
+
+    def _project_split(
+        self,
+        best: Candidate,
+        ranked: Sequence[Candidate],
+        scores: dict[str, float],
+        weights: dict[str, float],
+        tie_floor: float,
+        options: SearchOptions,
+    ) -> list[Candidate]:
+        """Memories of different projects that answer the question equally well, when the
+        asker is in no project and names none: the best of each project."""
+        if options.prefer_project or options.project or not best.entry.project:
+            return []
+        if _names(best.entry.project, list(weights)):
+            return []
+        per_project: dict[str, Candidate] = {}
+        for cand in ranked[:NAMESAKE_POOL]:
+            project = cand.entry.project
+            if not project or project in per_project or self._is_outdated(cand.entry, options):
+                continue
+            if scores[cand.entry.id] < tie_floor or not _indistinct(best, cand, weights):
+                continue
+            if cand is not best and self._same_subject(best, cand):
+                continue
+            per_project[project] = cand
+        return list(per_project.values()) if len(per_project) >= 2 else []
+
+    def _newer_among_ties(
+        self,
+        best: Candidate,
+        ranked: list[Candidate],
+        scores: dict[str, float],
+        tie_floor: float,
+        weights: dict[str, float],
+        options: SearchOptions,
+    ) -> list[Candidate]:
+        """Among current memories of one scope that answer the question equally well, the
+        newest comes first: the later of two statements about one thing is the one that
+        still holds (a correction saved without ``replaces``)."""
+        if self._is_outdated(best.entry, options):
+            return ranked
+        ties = [
+            c
+            for c in ranked[:NAMESAKE_POOL]
+            if c is not best
+            and scores[c.entry.id] >= tie_floor
+            and c.entry.project == best.entry.project
+            and not self._is_outdated(c.entry, options)
+            and set(best.matched) <= set(c.matched)
+            and _overlap(best.entry.excerpt, c.entry.excerpt) >= SAME_SUBJECT
+        ]
+        newest = max(ties, key=lambda c: c.entry.timestamp, default=None)
+        if newest is None or newest.entry.timestamp <= best.entry.timestamp:
+            return ranked
+        return [newest, *(c for c in ranked if c is not newest)]
+
+    def _broad_order(
+        self, ranked: Sequence[Candidate], scores: dict[str, float], options: SearchOptions
+    ) -> list[Candidate]:
+        """A broad question is answered by the set of memories about its subject: current
+        ones first, each ahead of the history it corrected."""
+        current = [c for c in ranked if not self._is_outdated(c.entry, options)]
+        history = [c for c in ranked if self._is_outdated(c.entry, options)]
+        return current + history
+
+    def _broad_branch(
+        self,
         ranked: Sequence[Candidate],
         branches: Sequence[Candidate],
         scores: dict[str, float],
-        options: SearchOptions,
-    ) -> tuple[Entry, list[Candidate]] | None:
-        """A branch that holds most of the good matches answers a broad question."""
-        if not _BROAD_CUES.search(query) or any(ch.isdigit() for ch in query):
+    ) -> Entry | None:
+        """The branch that holds most of the good matches of a broad question, if any
+        holds at least ``BROAD_MIN_LEAVES`` of them."""
+        if not ranked:
             return None
         top = scores[ranked[0].entry.id]
-        good = [c for c in ranked[:20] if scores[c.entry.id] >= 0.5 * top]
+        good = [c for c in ranked if scores[c.entry.id] >= 0.5 * top]
         if len(good) < BROAD_MIN_LEAVES:
             return None
         store = self.store
-        counts: dict[str, list[Candidate]] = {}
+        self._prefetch(good)
+        counts: dict[str, int] = {}
         for cand in good:
-            for ancestor in store.path_to(cand.entry.id)[:-1]:
-                counts.setdefault(ancestor, []).append(cand)
+            for ancestor in self._paths.get(cand.entry.id, [])[:-1]:
+                counts[ancestor] = counts.get(ancestor, 0) + 1
         for cand in branches:
-            counts.setdefault(cand.entry.id, [])
-        if not counts:
-            return None
+            counts.setdefault(cand.entry.id, 0)
         entries = store.entries(list(counts))
 
-        def rank(node: str) -> tuple[int, float, int]:
+        def rank(node: str) -> tuple[int, int, int]:
             entry = entries[node]
-            return (len(counts[node]), -entry.layer, -entry.leaf_count)
+            return (counts[node], -entry.layer, -entry.leaf_count)
 
         node = max((n for n in counts if n in entries), key=rank, default=None)
-        if node is None or len(counts[node]) < BROAD_MIN_LEAVES:
+        if node is None or counts[node] < BROAD_MIN_LEAVES:
             return None
-        return entries[node], counts[node]
+        return entries[node]
 
     # ------------------------------------------------------------------ building hits
     def _prefetch(self, cands: Sequence[Candidate]) -> None:
@@ -487,6 +586,17 @@ class Navigator:
         wanted = [c.entry.id for c in cands if c.entry.id not in self._paths]
         if wanted:
             self._paths.update(self.store.paths_to(wanted))
+
+    def _hits(
+        self, cands: Sequence[Candidate], scores: dict[str, float], q_terms: Sequence[str]
+    ) -> list[Hit]:
+        """Hits with their text (long leaves as their best passage), best first."""
+        self._prefetch(cands)
+        budget = self.store.config.compact_tokens
+        return [
+            self._hit(c, scores[c.entry.id], read=True, q_terms=q_terms, budget=budget)
+            for c in cands
+        ]
 
     def _path(self, item_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         cached = self._paths.get(item_id)
@@ -674,9 +784,46 @@ def _indistinct(best: Candidate, rival: Candidate, weights: dict[str, float]) ->
     return total > 0 and missing <= TIE_MISSING * total
 
 
-def _coverage(best: Candidate, q_terms: Sequence[str], weights: dict[str, float]) -> float:
-    total = sum(weights.values())
-    if total <= 0:
+def _word_groups(query: str, q_terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The question's words, each as the query terms it gives ("k8s" gives k8s, k and 8:
+    one word, counted once)."""
+    wanted = set(q_terms)
+    groups: dict[tuple[str, ...], None] = {}
+    for chunk in query.split():
+        group = tuple(t for t in dict.fromkeys(terms(chunk)) if t in wanted)
+        if group:
+            groups[group] = None
+    return list(groups)
+
+
+def _coverage(
+    cand: Candidate, groups: Sequence[tuple[str, ...]], weights: dict[str, float]
+) -> float:
+    """The share of the question's words (weighted by rarity) that ``cand`` holds."""
+    matched = set(cand.matched)
+    total = got = 0.0
+    for group in groups:
+        weight = max(weights.get(t, 0.0) for t in group)
+        total += weight
+        if matched.intersection(group):
+            got += weight
+    return min(1.0, got / total) if total > 0 else 0.0
+
+
+def _overlap(a: str, b: str) -> float:
+    """Shared terms over the terms of the shorter text."""
+    ta, tb = _excerpt_terms(a), _excerpt_terms(b)
+    if not ta or not tb:
         return 0.0
-    got = sum(weights[t] for t in best.matched if t in weights)
-    return min(1.0, got / total)
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _is_broad(query: str) -> bool:
+    """A question about everything on a subject ("what do we know about X?")."""
+    return bool(_BROAD_CUES.search(query))
+
+
+def _names(project: str, q_terms: Sequence[str]) -> bool:
+    """True when the question names ``project`` (every word of its name)."""
+    words = terms(project)
+    return bool(words) and all(t in q_terms for t in words)
