@@ -1,8 +1,8 @@
 """Realistic quality benchmark, in process: one person's hand-written memories through ``Memory``.
 
-    python tools/bench/realistic.py                       # the dev set (../shared/data/realistic_dev.json)
-    python tools/bench/realistic.py --show-failures 40    # and what came first where it went wrong
-    python tools/bench/realistic.py --data F --limit 10   # a seeded sample of ten questions
+    python tools/bench/realistic.py                      # the dev set (shared/data)
+    python tools/bench/realistic.py --show-failures 40   # and what came first where it went wrong
+    python tools/bench/realistic.py --data F --limit 10  # a seeded sample of ten questions
 
 The in-process twin of ``../shared/eval/run_realistic.py`` (which drives the ``ihmt`` command, one
 process per call, and takes minutes): the same dataset format, the same steps and the same metric
@@ -11,13 +11,13 @@ definitions, in seconds. Every memory is saved in date order with its domain, da
 project and ``as_of`` date, top 5. A result *is* a dataset memory when the memory's key phrase is in
 the result's content, exactly as the CLI's ``search --json`` would give it.
 
-It also audits the OUTDATED marks left in the store against the dataset's ``supersedes``: a mark on a
-memory that the correcting memory does not supersede is a wrong mark (it hides a true memory).
+It also audits the OUTDATED marks left in the store against the dataset's ``supersedes``: a mark
+on a memory that the correcting memory does not supersede is a wrong mark (it hides a true one).
 
 Figures (answerable = every kind that has an expected memory):
   R@1 / R@5         an expected memory is result 1 / in the top 5
   false abstention  an answerable question answered not_found or ambiguous
-  KU acc            questions with outdated memories: current first and every old one returned flagged
+  KU acc            questions with outdated memories: current first, every old one returned flagged
   ambiguity         ambiguous questions answered ambiguous
   abstention        never-stored questions answered not_found (or ambiguous)
   other project 1st project questions whose first result is another project's memory
@@ -297,8 +297,9 @@ def failures(rows: Sequence[dict[str, Any]], limit: int) -> str:
         bad = r.get("r1") is False or r.get("status_ok") is False or r.get("ku_ok") is False
         if not bad:
             continue
+        when = f" as of {r['as_of']}" if r["as_of"] else ""
         out.append(
-            f"{r['id']} {r['kind']} [{r['project'] or '-'}{' as of ' + r['as_of'] if r['as_of'] else ''}] "
+            f"{r['id']} {r['kind']} [{r['project'] or '-'}{when}] "
             f"{r['query']!r}\n    status {r['status']} conf {r['confidence']:.2f}; expected "
             f"{r.get('expect')}; returned {r['returned']}\n    first: {r['first']!r}"
         )

@@ -244,7 +244,7 @@ def test_full_detail_adds_ids_paths_and_scores(story: Story) -> None:
 def test_a_broad_question_is_answered_by_the_memories_about_it_current_first(
     story: Story,
 ) -> None:
-    _, nav, ids = story
+    _, nav, _ = story
     result = nav.search("what do we know about falcon?")
     assert result.status == "found" and result.broad
     assert len(result.results) == 5
