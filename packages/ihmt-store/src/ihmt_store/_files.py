@@ -23,8 +23,10 @@ __all__ = [
     "parse_branch",
     "parse_leaf",
     "read_json",
+    "is_disk_full",
     "remove_temp_files",
     "replace_temp",
+    "within",
     "sync_paths",
     "write_temp",
 ]
@@ -234,18 +236,59 @@ def sync_paths(paths: Iterable[Path]) -> None:
             os.close(fd)
 
 
-def remove_temp_files(folder: Path) -> int:
-    """Delete temporary files a dead writer left in ``folder``; return how many."""
+def remove_temp_files(folder: Path, *, dead_only: bool = False) -> int:
+    """Delete temporary files a dead writer left in ``folder``; return how many.
+
+    Args:
+        dead_only: keep a temporary file whose writer (the pid in its name) still runs,
+            for callers that do not know every writer of the folder holds the lock.
+    """
     removed = 0
     try:
         names = os.listdir(folder)
     except OSError:
         return 0
     for name in names:
-        if name.endswith(TEMP_SUFFIX):
-            try:
-                os.unlink(folder / name)
-                removed += 1
-            except OSError:
-                pass
+        if not name.endswith(TEMP_SUFFIX):
+            continue
+        if dead_only and _writer_alive(name):
+            continue
+        try:
+            os.unlink(folder / name)
+            removed += 1
+        except OSError:
+            pass
     return removed
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process named in a temporary file's name (``.x.<pid>-<hex>.ihmt-tmp``)
+    still runs; unparseable names count as dead."""
+    try:
+        pid = int(name[: -len(TEMP_SUFFIX)].rsplit(".", 1)[1].split("-", 1)[0])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
+def within(path: Path, root: Path) -> bool:
+    """True when ``path``, with every symbolic link resolved, lies inside ``root``."""
+    real = os.path.realpath(path)
+    base = os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an OS or SQLite error says the disk (or the quota) is full."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code == 13 or "disk is full" in str(exc)  # 13: SQLITE_FULL

@@ -262,14 +262,21 @@ def branch_row(branch: Branch, path: str, size: int) -> tuple[tuple[Any, ...], t
 class Index:
     """A connection to ``state/index.sqlite3``; every method is one short statement."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(
-            path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
+        self.read_only = read_only
+        if read_only:
+            self.conn = _connect_read_only(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            # A deleted or replaced row is overwritten with zeros, not left in a free
+            # block: a forgotten memory's words must not stay readable in the file.
+            self.conn.execute("PRAGMA secure_delete=ON")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
         self._token_delta = 0
@@ -488,6 +495,53 @@ class Index:
                 (self._token_delta,),
             )
             self._token_delta = 0
+
+    def detach_children(self, parent_id: str) -> int:
+        """Make the items naming ``parent_id`` loose (its file is gone); return how many."""
+        cur = self.conn.execute(
+            "UPDATE items SET parent_id = NULL WHERE parent_id = ?", (parent_id,)
+        )
+        return cur.rowcount
+
+    def detach_orphans(self, ids: Sequence[str] | None = None) -> list[str]:
+        """Make loose every item (of ``ids``, or all) whose parent is not in the catalog.
+
+        A leaf or branch file may name a parent whose file was never written (a writer
+        killed mid-batch by an older version) or was deleted by hand: the trunk then
+        references the item directly, and the next consolidation groups it again.
+        Returns the ids changed.
+        """
+        sql = (
+            "SELECT a.id FROM items a WHERE a.parent_id IS NOT NULL AND NOT EXISTS "
+            "(SELECT 1 FROM items b WHERE b.id = a.parent_id)"
+        )
+        if ids is None:
+            found = [r[0] for r in self.conn.execute(sql)]
+        else:
+            found = []
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start : start + 500])
+                marks = ", ".join("?" * len(chunk))
+                found.extend(r[0] for r in self.conn.execute(f"{sql} AND a.id IN ({marks})", chunk))
+        self.set_parent(found, None)
+        return found
+
+    def scrub(self) -> None:
+        """Leave no trace of deleted rows in the file: merge the full-text segments (the
+        deleted terms go), zero freed pages, and empty the write-ahead log.
+
+        Outside a transaction; best effort against other processes' open snapshots (a
+        checkpoint cannot pass a reader; the next one finishes it).
+        """
+        conn = self.conn
+        try:
+            conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        except sqlite3.OperationalError as exc:
+            logger.warning("could not compact %s yet: %s", self.path, exc)
+        for mode in ("TRUNCATE", "PASSIVE"):
+            row = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+            if row is not None and row[0] == 0:
+                break
 
     def delete(self, item_id: str) -> bool:
         """Remove one item and its full-text row; True if it was there."""
@@ -897,6 +951,33 @@ _RARE_BUDGET = 400
 _COMMON_MIN = 1000
 """With ``common``: a term in fewer documents than this always ranks (its matches are
 cheap to rank, and in a small store a few documents are a large share)."""
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open the index of a store on a read-only disk.
+
+    A WAL database is readable read-only while its ``-shm`` file exists; without it
+    (a clean close removed it) SQLite must be told the file cannot change: nothing can
+    write a read-only disk, so that is true.
+    """
+    uri = path.resolve().as_uri()
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            conn = sqlite3.connect(
+                f"{uri}?{mode}",
+                uri=True,
+                timeout=30.0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        return conn
+    assert last is not None
+    raise last
 
 
 _ROWID_MASK = (1 << 63) - 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -14,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ihmt_store._files import (
-    TEMP_SUFFIX,
     atomic_write,
     branch_bytes,
     ensure_dirs,
     fsync_dir,
+    is_disk_full,
     json_bytes,
     leaf_bytes,
     parse_branch,
@@ -27,6 +28,7 @@ from ihmt_store._files import (
     remove_temp_files,
     replace_temp,
     sync_paths,
+    within,
     write_temp,
 )
 from ihmt_store._index import (
@@ -191,6 +193,8 @@ class _Batch:
         self.changed = False
         self.publishing = False
         self.noted: list[str] = []
+        self.scrub = False
+        """Set by a forget: after the commit, no trace of deleted text stays in the index."""
         self._data: dict[str, bytes] = {}
 
     def note(self, rel: str) -> None:
@@ -262,12 +266,26 @@ class _Batch:
         :meth:`serialize` comes first (the index learns the sizes from it).
         """
         self.publishing = True
-        self._write_journal()
         root = self.root
         dirs = {root / rel.rpartition("/")[0] for rel in (*self._data, *self.removals)}
+        for folder in dirs:
+            if folder.exists() and not within(folder, root):
+                raise StoreIOError(
+                    "is a symbolic link leading out of the store; IHMT does not follow it "
+                    "(replace the link with a real folder, or move the store)",
+                    path=folder,
+                )
+        self._write_journal()
         ensure_dirs(dirs)
         moves = []
-        for rel, raw in self._data.items():
+        # A parent lands before the files that name it: the branches from the highest layer
+        # down, then the leaves. A writer killed between two renames then leaves items
+        # whose parent exists (or a branch listing children not stamped yet, which the
+        # next consolidation finishes), never an item naming a parent that was not
+        # written. In insertion order a branch re-stamped with a parent created later in
+        # the same batch could land first, and its subtree stayed orphaned for good.
+        for rel in sorted(self._data, key=_landing_order):
+            raw = self._data[rel]
             full = root / rel
             tmp = write_temp(full, raw, mkdir=False)
             self.temps.append(tmp)
@@ -306,6 +324,51 @@ def _unlink_quietly(path: Path) -> None:
         pass
 
 
+def _landing_order(rel: str) -> int:
+    """Sort key of a staged file: higher layers first, leaves (layer 0) last."""
+    if rel.startswith(BRANCH_DIR + "/"):
+        try:
+            return -int(rel.split("/", 2)[1])
+        except ValueError:
+            return 0
+    return 0
+
+
+def _index_error(exc: sqlite3.Error, path: Path) -> StoreIOError:
+    """A failed index write in plain words (a full disk says so)."""
+    if is_disk_full(exc):
+        return StoreIOError(
+            "the disk is full; free some space and try again (nothing was changed; "
+            "searches still work)",
+            path=path,
+        )
+    return StoreIOError(
+        f"the index could not be written ({exc}); nothing acknowledged was lost",
+        path=path / STATE_DIR / INDEX_FILE,
+    )
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process can write the store (a read-only mount or folder says no)."""
+    try:
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return False
+        raise StoreIOError(f"cannot open the lock file: {exc.strerror}", path=folder) from exc
+    os.close(fd)
+    return True
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    """Whether SQLite says the index file itself is damaged (not busy, not full)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return True
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 class Store:
     """A memory on disk: leaves, branches, the trunk, the config and derived state.
 
@@ -326,6 +389,13 @@ class Store:
         self._index_checked = 0.0
         self._batch: _Batch | None = None
         self._batch_thread = 0
+        self.read_only = False
+        """True when the store is on a read-only disk or folder: reads work, writes raise
+        :class:`StoreIOError` saying so."""
+        self.notices: list[str] = []
+        """What the store repaired or refused on its own while opening or reading (an
+        index rebuilt, files skipped), in plain words for the user; the caller may show
+        and clear them."""
 
     # ================================================================= opening
     @classmethod
@@ -342,27 +412,25 @@ class Store:
         if (folder / CONFIG_FILE).exists():
             return cls.open(folder)
         cfg = config or StoreConfig()
+        # Refused before the lock file is made: a refused folder is left exactly as it was.
+        _refuse_foreign(folder)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreIOError(
                 f"cannot create the store folder: {exc.strerror}", path=folder
             ) from exc
+        had_lock = (folder / LOCK_FILE).exists()
         store = cls(folder, cfg, lock_timeout=30.0)
         # Under the lock, so two processes creating the same store at once agree.
         with store._locked_raw():
             if not (folder / CONFIG_FILE).exists():
-                foreign = [
-                    p.name
-                    for p in folder.iterdir()
-                    if p.name not in _OWN_NAMES and not p.name.startswith(".")
-                ]
-                if foreign:
-                    raise StoreFormatError(
-                        f"{folder} is not empty and is not an IHMT store (no {CONFIG_FILE}); "
-                        "choose an empty folder",
-                        path=folder,
-                    )
+                try:
+                    _refuse_foreign(folder)
+                except StoreFormatError:
+                    if not had_lock:
+                        _unlink_quietly(folder / LOCK_FILE)
+                    raise
                 for sub in (LEAF_DIR, BRANCH_DIR, STATE_DIR):
                     (folder / sub).mkdir(parents=True, exist_ok=True)
                 atomic_write(
@@ -398,10 +466,21 @@ class Store:
             raise StoreNotFoundError(folder)
         config = _read_config(folder / CONFIG_FILE)
         store = cls(folder, config, lock_timeout=lock_timeout)
+        store.read_only = not _writable(folder)
+        if store.read_only:
+            store._notice(
+                f"the store at {folder} is on a read-only disk or folder: searches work, "
+                "saves and other changes cannot"
+            )
         store._open_index()
-        if config.format_version < FORMAT_VERSION:
+        if config.format_version < FORMAT_VERSION and not store.read_only:
             store._upgrade()
         return store
+
+    def _notice(self, text: str) -> None:
+        logger.warning("%s", text)
+        if text not in self.notices:
+            self.notices.append(text)
 
     def close(self) -> None:
         """Close the index connection (the store can be reopened at any time)."""
@@ -422,6 +501,8 @@ class Store:
     @property
     def _idx(self) -> Index:
         index = self._index
+        if self._index_ino == -1 and index is not None:
+            return index  # in memory, for a read-only store
         if index is None or not self._same_index_file():
             # First use, or another process replaced a damaged or stale index file.
             if index is not None:
@@ -448,7 +529,7 @@ class Store:
         if not db.exists():
             return None, None
         try:
-            index = Index(db)
+            index = Index(db, read_only=self.read_only)
         except sqlite3.DatabaseError:
             return None, None
         version = index.schema_version()
@@ -461,27 +542,68 @@ class Store:
         state = self.path / STATE_DIR
         db = state / INDEX_FILE
         index, found = self._try_index(db)
+        if index is None and self.read_only:
+            # Nothing can be written: the catalog is built in memory from the files.
+            self._notice(
+                f"the search index {db} is missing or out of date and the disk is read-only; "
+                "it was rebuilt in memory for this run"
+            )
+            index = Index(Path(":memory:"))
+            index.create_schema()
+            self._index = index
+            self._index_ino = -1
+            self._rebuild_locked(in_memory=True)
+            return
         if index is None:
             with self._locked_raw():
                 # Checked again under the lock: another process may have just rebuilt it.
                 index, found = self._try_index(db)
                 if index is None:
                     if db.exists():
-                        logger.warning(
-                            "derived index %s is stale or damaged (schema %s); rebuilding it",
-                            db,
-                            found,
+                        self._notice(
+                            f"the search index {db} was out of date or damaged (schema "
+                            f"{found}); it was rebuilt from the memory files"
                         )
-                    self._discard_index(db)
-                    index = Index(db)
-                    index.create_schema()
-                    self._set_index(index, db)
-                    self._rebuild_locked()
+                    self._fresh_index(db)
                     return
         self._set_index(index, db)
-        if (state / JOURNAL_FILE).exists():
-            with self._locked():
-                pass
+        if (state / JOURNAL_FILE).exists() and not self.read_only:
+            try:
+                with self._locked():
+                    pass
+            except (StoreError, sqlite3.Error, OSError) as exc:
+                # Reads go on from the index as committed; the next writer recovers.
+                logger.warning("could not finish an interrupted write yet: %s", exc)
+
+    def _fresh_index(self, db: Path) -> None:
+        """Replace the index file by one rebuilt from the files (the lock is held)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self._discard_index(db)
+        index = Index(db)
+        index.create_schema()
+        self._set_index(index, db)
+        self._rebuild_locked()
+
+    def _repair_corrupt_index(self, exc: BaseException) -> None:
+        """The index file is damaged: rebuild it from the files, and say so."""
+        db = self.path / STATE_DIR / INDEX_FILE
+        self._notice(
+            f"the search index {db} was damaged ({exc}); it was rebuilt from the memory files "
+            "(nothing is lost: they are the source of truth)"
+        )
+        if self.read_only:
+            index = Index(Path(":memory:"))
+            index.create_schema()
+            if self._index is not None:
+                self._index.close()
+            self._index = index
+            self._index_ino = -1
+            self._rebuild_locked(in_memory=True)
+            return
+        with self._locked_raw():
+            self._fresh_index(db)
 
     def _set_index(self, index: Index, db: Path) -> None:
         self._index = index
@@ -509,9 +631,18 @@ class Store:
             self.config = StoreConfig.from_json(data)
 
     # ================================================================= locking and writes
+    def _refuse_read_only(self) -> None:
+        if self.read_only:
+            raise StoreIOError(
+                "the store is on a read-only disk or folder: it can be searched, but nothing "
+                "can be saved, changed or forgotten there",
+                path=self.path,
+            )
+
     @contextmanager
     def _locked_raw(self) -> Iterator[None]:
         """Hold the lock without recovery (the index may not exist yet)."""
+        self._refuse_read_only()
         self._lock.acquire(self._lock_timeout)
         try:
             yield
@@ -519,18 +650,32 @@ class Store:
             self._lock.release()
 
     @contextmanager
-    def _locked(self) -> Iterator[Index]:
+    def _locked(self, timeout: float | None = None) -> Iterator[Index]:
         """Hold the inter-process lock; finish a dead writer's journal first."""
-        took = self._lock.acquire(self._lock_timeout)
+        self._refuse_read_only()
+        took = self._lock.acquire(self._lock_timeout if timeout is None else timeout)
         try:
-            if took and self._index is not None and not self._same_index_file(force=True):
-                self._index.close()
-                self._index = None
             if took:
-                self._recover()
+                if self._index is not None and not self._same_index_file(force=True):
+                    self._index.close()
+                    self._index = None
+                self._remove_dead_temps()
+                try:
+                    self._recover()
+                except sqlite3.Error as exc:
+                    if _is_corrupt(exc):
+                        self._repair_corrupt_index(exc)
+                    else:
+                        raise _index_error(exc, self.path) from exc
             yield self._idx
         finally:
             self._lock.release()
+
+    def _remove_dead_temps(self) -> None:
+        """Temporary files of killed writers beside the trunk, the config and the state
+        files (two small folders; a batch's own are listed in its journal)."""
+        for folder in (self.path, self.path / STATE_DIR):
+            remove_temp_files(folder, dead_only=True)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -553,11 +698,11 @@ class Store:
             yield
 
     @contextmanager
-    def _writing(self) -> Iterator[_Batch]:
+    def _writing(self, timeout: float | None = None) -> Iterator[_Batch]:
         if self._batch is not None and self._batch_thread == threading.get_ident():
             yield self._batch
             return
-        with self._locked() as index:
+        with self._locked(timeout) as index:
             batch = _Batch(self.path, self.path / STATE_DIR / JOURNAL_FILE)
             self._batch = batch
             self._batch_thread = threading.get_ident()
@@ -577,14 +722,20 @@ class Store:
                 else:
                     self._clear_journal()
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreIOError(
-                        f"the index could not be written ({exc}); nothing acknowledged was lost",
-                        path=self.path / STATE_DIR / INDEX_FILE,
-                    ) from exc
+                    if _is_corrupt(exc):
+                        self._repair_corrupt_index(exc)
+                        raise StoreIOError(
+                            "the search index was damaged; it was rebuilt from the memory "
+                            "files, and this change was not made: try it again",
+                            path=self.path / STATE_DIR / INDEX_FILE,
+                        ) from exc
+                    raise _index_error(exc, self.path) from exc
                 raise
             self._batch = None
             batch.close()
             self._clear_journal()
+            if batch.scrub:
+                self._scrub()
 
     def _settle_after_failure(self) -> None:
         """Index what a failed batch left on disk; if even that fails, the journal stays
@@ -618,6 +769,8 @@ class Store:
                 full = self.path / rel
                 folders.add(full.parent)
                 self._reindex_path(index, rel)
+            # An item whose parent's file never landed is referenced by the trunk again.
+            index.detach_orphans([Path(rel).stem for rel in rels])
             for folder in folders:
                 remove_temp_files(folder)
             index.commit()
@@ -630,9 +783,19 @@ class Store:
         full = self.path / rel
         item_id = Path(rel).stem
         try:
+            if not within(full, self.path):
+                raise CorruptFileError(
+                    "is a symbolic link leading out of the store; not followed", path=full
+                )
             data = full.read_bytes()
         except FileNotFoundError:
             index.delete(item_id)
+            index.detach_children(item_id)
+            return
+        except CorruptFileError as exc:
+            logger.warning("%s; kept out of the index", exc)
+            index.delete(item_id)
+            index.detach_children(item_id)
             return
         try:
             if rel.startswith(LEAF_DIR + "/"):
@@ -686,9 +849,17 @@ class Store:
                     fresh[leaf.leaf_id] = leaf_row(leaf, rel, 0)
                     stored.append(leaf)
                     continue
-                old = self._read_leaf_file(existing.path, count=False)
-                if leaf.parent_id is None and old.parent_id is not None:
-                    leaf = leaf.evolve(parent_id=old.parent_id)
+                try:
+                    old = self._read_leaf_file(existing.path, count=False)
+                except LeafNotFoundError:
+                    # Its file was deleted by hand (the catalog just let go of it).
+                    self._write_leaf(batch, index, leaf.evolve(parent_id=None), rel)
+                    stored.append(leaf)
+                    continue
+                if leaf.parent_id is None and existing.parent_id is not None:
+                    # The catalog's parent, not the file's: a file may name a branch that
+                    # is gone, and the catalog treats it as loose.
+                    leaf = leaf.evolve(parent_id=existing.parent_id)
                 if leaf.outdated_by is None and old.outdated_by is not None:
                     leaf = leaf.evolve(outdated_by=old.outdated_by)
                 if old == leaf:
@@ -705,6 +876,9 @@ class Store:
 
     def _write_leaf(self, batch: _Batch, index: Index, leaf: Leaf, rel: str) -> None:
         # The file's bytes are made once, at commit; the index learns its size then.
+        if leaf.parent_id is not None and index.get(leaf.parent_id) is None:
+            # Its branch file is gone (deleted by hand, or never written by a killed writer).
+            leaf = leaf.evolve(parent_id=None)
         batch.note(rel)
         batch.write(rel, leaf)
         row, fields = leaf_row(leaf, rel, 0)
@@ -753,14 +927,23 @@ class Store:
         disk (and remembered by the batch); counted in :attr:`io` when ``count``."""
         batch = self._own_batch()
         full = self.path / rel
+        missing = LeafNotFoundError if kind is Leaf else BranchNotFoundError
         try:
             if batch is not None:
                 staged = batch.read(rel)
                 if isinstance(staged, kind):
                     return staged
+            if full.is_symlink() and not within(full, self.path):
+                raise CorruptFileError(
+                    f"is a symbolic link to {os.path.realpath(full)}, outside the store; "
+                    "IHMT does not follow it",
+                    path=full,
+                )
             data = full.read_bytes()
         except FileNotFoundError:
-            missing = LeafNotFoundError if kind is Leaf else BranchNotFoundError
+            # Deleted by hand (or by another process a moment ago): the catalog follows.
+            if batch is None or rel not in batch.removals:
+                self._heal([rel])
             raise missing(Path(rel).stem) from None
         if count:
             self.io.files_read += 1
@@ -773,6 +956,33 @@ class Store:
         if batch is not None:
             batch.remember(rel, record)
         return record
+
+    def _heal(self, rels: Sequence[str]) -> None:
+        """Make the catalog follow files that vanished (deleted by hand): their rows go,
+        their children return to the trunk. Best effort: skipped when the store is
+        read-only or another writer holds the lock; a rebuild does it at the latest."""
+        if self.read_only:
+            return
+        try:
+            with self._writing(timeout=0.0) as batch:
+                index = self._idx
+                for rel in rels:
+                    if (self.path / rel).exists():
+                        continue
+                    if index.get(Path(rel).stem) is None:
+                        continue
+                    logger.warning("%s was deleted outside IHMT; dropped from the catalog", rel)
+                    batch.note(rel)
+                    index.delete(Path(rel).stem)
+                    index.detach_children(Path(rel).stem)
+        except (StoreError, sqlite3.Error, OSError) as exc:
+            logger.info("could not drop vanished files from the catalog yet: %s", exc)
+
+    def _scrub(self) -> None:
+        try:
+            self._idx.scrub()
+        except sqlite3.Error as exc:
+            logger.warning("could not compact the index after a forget: %s", exc)
 
     def annotate(
         self,
@@ -824,6 +1034,15 @@ class Store:
             entry = index.get(item_id)
             if entry is None or entry.kind != "leaf":
                 raise LeafNotFoundError(item_id)
+            full = self.path / entry.path
+            if full.is_symlink():
+                raise StoreIOError(
+                    f"is a symbolic link to {os.path.realpath(full)}; IHMT deletes only files "
+                    "it wrote, and removing the link would leave that file in place. Delete "
+                    "the file and the link by hand, then run 'ihmt rebuild'",
+                    path=full,
+                )
+            batch.scrub = True
             if entry.parent_id:
                 parent = index.get(entry.parent_id)
                 if parent is not None:
@@ -1081,9 +1300,18 @@ class Store:
             common=common,
         )
         out = []
+        vanished = []
+        own = self._own_batch()
         for entry, score, present in rows:
+            if (own is None or own.read(entry.path) is None) and not os.path.lexists(
+                self.path / entry.path
+            ):
+                vanished.append(entry.path)
+                continue
             matched = tuple(t for t in dict.fromkeys(query_terms) if t in present)
             out.append(Candidate(entry=entry, score=score, matched=matched))
+        if vanished:
+            self._heal(vanished)
         return out
 
     def document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
@@ -1147,52 +1375,88 @@ class Store:
             report = self._rebuild_locked(progress)
         return report
 
-    def _rebuild_locked(self, progress: Progress | None = None) -> RebuildReport:
+    def _rebuild_locked(
+        self, progress: Progress | None = None, *, in_memory: bool = False
+    ) -> RebuildReport:
         index = self._idx
         problems: list[Problem] = []
         removed = 0
-        rows: list[tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = []
-        leaves = branches = 0
+        if not in_memory:
+            for folder in (self.path, self.path / STATE_DIR):
+                removed += remove_temp_files(folder, dead_only=True)
         found: list[tuple[Path, str]] = []
-        for folder, pattern in (
-            (self.path / LEAF_DIR, "*.txt"),
-            (self.path / BRANCH_DIR, "*.json"),
-        ):
+        for folder, suffix in ((self.path / LEAF_DIR, ".txt"), (self.path / BRANCH_DIR, ".json")):
             if not folder.exists():
                 continue
-            for sub in [*sorted(p for p in folder.rglob("*") if p.is_dir()), folder]:
-                removed += remove_temp_files(sub)
-            found.extend(
-                (full, pattern)
-                for full in sorted(folder.rglob(pattern))
-                if not full.name.startswith(".") and not full.name.endswith(TEMP_SUFFIX)
-            )
-        for done, (full, pattern) in enumerate(found, 1):
+            if not within(folder, self.path):
+                problems.append(_link_problem(folder, self.path))
+                continue
+            for sub, dirs, files in os.walk(folder):
+                here = Path(sub)
+                for name in sorted(dirs):
+                    if (here / name).is_symlink() and not within(here / name, self.path):
+                        problems.append(_link_problem(here / name, self.path))
+                dirs.sort()
+                if not in_memory:
+                    removed += remove_temp_files(here)
+                for name in sorted(files):
+                    if name.startswith(".") or not name.endswith(suffix):
+                        continue
+                    full = here / name
+                    if full.is_symlink() and not within(full, self.path):
+                        problems.append(_link_problem(full, self.path))
+                        continue
+                    found.append((full, suffix))
+        found.sort()
+        # One file per id: a copy in another folder (a leaf copied into a second domain
+        # folder by hand) is reported and skipped; the file whose folder matches its
+        # header wins, else the first path.
+        parsed: dict[str, tuple[str, Leaf | Branch, int]] = {}
+        for done, (full, suffix) in enumerate(found, 1):
             if progress is not None:
                 progress(done, len(found), full.name)
             rel = full.relative_to(self.path).as_posix()
             try:
                 data = full.read_bytes()
-                if pattern == "*.txt":
-                    leaf = parse_leaf(data, full)
-                    if Path(rel).stem != leaf.leaf_id:
-                        raise CorruptFileError(
-                            f"file name does not match leaf_id {leaf.leaf_id!r}", path=full
-                        )
-                    rows.append((*leaf_row(leaf, rel, len(data)), []))
-                    leaves += 1
+                record: Leaf | Branch
+                if suffix == ".txt":
+                    record = parse_leaf(data, full)
+                    item_id = record.leaf_id
+                    home = self.leaf_path(item_id, record.domain)
                 else:
-                    branch = parse_branch(data, full)
-                    if Path(rel).stem != branch.node_id:
-                        raise CorruptFileError(
-                            f"file name does not match node_id {branch.node_id!r}", path=full
-                        )
-                    members = [c.id for c in branch.children]
-                    rows.append((*branch_row(branch, rel, len(data)), members))
-                    branches += 1
-            except (CorruptFileError, OSError) as exc:
+                    record = parse_branch(data, full)
+                    item_id = record.node_id
+                    home = self.branch_path(item_id, record.layer)
+                if Path(rel).stem != item_id:
+                    raise CorruptFileError(
+                        f"file name does not match its id {item_id!r}", path=full
+                    )
+            except (CorruptFileError, OSError, ValueError) as exc:
                 logger.warning("skipping %s: %s", rel, exc)
                 problems.append(Problem(path=rel, reason=str(exc)))
+                continue
+            other = parsed.get(item_id)
+            if other is not None:
+                keep, drop = (rel, other[0]) if rel == home else (other[0], rel)
+                problems.append(
+                    Problem(
+                        path=drop,
+                        reason=f"a second copy of {item_id} (the one at {keep} is used); "
+                        "skipped, delete it",
+                    )
+                )
+                if keep == other[0]:
+                    continue
+            parsed[item_id] = (rel, record, len(data))
+        rows: list[tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = []
+        leaves = branches = 0
+        for rel, record, size in parsed.values():
+            if isinstance(record, Leaf):
+                rows.append((*leaf_row(record, rel, size), []))
+                leaves += 1
+            else:
+                rows.append((*branch_row(record, rel, size), [c.id for c in record.children]))
+                branches += 1
         index.begin()
         try:
             index.clear()
@@ -1202,10 +1466,19 @@ class Store:
             for row, fields, members in rows:
                 if members:
                     index.upsert(row, fields, members)
+            orphans = index.detach_orphans()
             index.commit()
         except BaseException:
             index.rollback()
             raise
+        if orphans:
+            logger.warning(
+                "%d item(s) named a parent branch whose file is missing; the trunk references "
+                "them until the next consolidation groups them again",
+                len(orphans),
+            )
+        if in_memory:
+            return RebuildReport(leaves=leaves, branches=branches, problems=tuple(problems))
         self._clear_journal()
         try:
             atomic_write(self.path / ROOT_FILE, json_bytes(self.trunk().to_json()))
@@ -1226,6 +1499,32 @@ class Store:
             atomic_write(self.path / CONFIG_FILE, json_bytes(config.to_json()))
             self.config = config
             return config
+
+
+def _link_problem(path: Path, root: Path) -> Problem:
+    return Problem(
+        path=path.relative_to(root).as_posix(),
+        reason=f"a symbolic link to {os.path.realpath(path)}, outside the store; not followed",
+    )
+
+
+def _refuse_foreign(folder: Path) -> None:
+    """Raise StoreFormatError when ``folder`` holds files and is not an IHMT store."""
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreIOError(f"cannot read the folder: {exc.strerror}", path=folder) from exc
+    if (folder / CONFIG_FILE).exists():
+        return
+    foreign = [n for n in names if n not in _OWN_NAMES and not n.startswith(".")]
+    if foreign:
+        raise StoreFormatError(
+            f"{folder} is not empty and is not an IHMT store (no {CONFIG_FILE}); "
+            "choose an empty folder",
+            path=folder,
+        )
 
 
 def _read_config(path: Path) -> StoreConfig:
