@@ -385,37 +385,51 @@ class Memory:
 
     # ------------------------------------------------------------------ replaces
     def _find_replaced(self, words: str, project: str) -> SearchResult:
-        """Search the earlier memories of ``project`` (before the new one is written)."""
-        return self.navigator.search(words, project=project, limit=8)
+        """The earlier memory of ``project`` that ``words`` describes, whatever its status
+        (looked up before the new one is written)."""
+        return self.navigator.find_corrected(words, project=project, limit=5)
 
     def _settle_replace(
         self, found: SearchResult, new_ids: tuple[str, ...], words: str
     ) -> ReplaceOutcome:
+        """Mark the memory the hint describes, or mark nothing and list the candidates."""
         new_id = new_ids[0]
+        hint = _clip(words, 120)
         leaves = [h for h in found.results if h.kind == "leaf" and h.id not in new_ids]
+
+        def listing() -> list[str]:
+            return [
+                f"{number}. [{hit.timestamp[:10]}] {_clip(hit.excerpt or hit.title, 110)}"
+                f"{' [already OUTDATED]' if hit.outdated else ''} → "
+                f'mark_outdated(old_id="{hit.id}", new_id="{new_id}")'
+                for number, hit in enumerate(leaves, 1)
+            ]
+
         if found.status == "not_found" or not leaves:
+            lines = [
+                f'REPLACES: no earlier memory of this project holds "{hint}", so nothing was '
+                "marked OUTDATED. If one of these is the memory it corrects, make that call; "
+                "otherwise find it with search_memory:"
+                if leaves
+                else f'REPLACES: no earlier memory of this project matches "{hint}", so nothing '
+                "was marked OUTDATED. If one exists, find it with search_memory and call "
+                f'mark_outdated(old_id="…", new_id="{new_id}").'
+            ]
             return ReplaceOutcome(
                 status="not_found",
-                message=(
-                    f'REPLACES: no earlier memory of this project matches "{words}", so nothing '
-                    "was marked OUTDATED. If one exists, find it with search_memory and call "
-                    f'mark_outdated(old_id="…", new_id="{new_id}").'
-                ),
+                candidates=tuple(h.id for h in leaves),
+                message="\n".join([*lines, *listing()]),
             )
         if found.status == "ambiguous":
             lines = [
-                f'REPLACES: {len(leaves)} earlier memories fit "{words}"; none was marked. Ask the '
-                "user which one this corrects (or pick the obvious one), then make that call:"
+                f'REPLACES: {len(leaves)} earlier memories fit "{hint}" about equally well, so '
+                "none was marked (a wrong mark would hide a true memory). Ask the user which "
+                "one this corrects (or pick the obvious one), then make that call:"
             ]
-            for number, hit in enumerate(leaves, 1):
-                lines.append(
-                    f"{number}. [{hit.timestamp[:10]}] {_clip(hit.excerpt or hit.title, 110)} → "
-                    f'mark_outdated(old_id="{hit.id}", new_id="{new_id}")'
-                )
             return ReplaceOutcome(
                 status="ambiguous",
                 candidates=tuple(h.id for h in leaves),
-                message="\n".join(lines),
+                message="\n".join([*lines, *listing()]),
             )
         winner = leaves[0]
         self.timeline.supersede(winner.id, new_id, reason=f"replaced: {words.strip()}"[:200])
@@ -423,11 +437,12 @@ class Memory:
         return ReplaceOutcome(
             status="replaced",
             replaced=(winner.id,),
+            candidates=tuple(h.id for h in leaves[1:]),
             message=(
                 f"REPLACED: the memory of {winner.timestamp[:10]} ({winner.id}) "
                 f'"{_clip(winner.excerpt or winner.title, 110)}" is now flagged OUTDATED by '
-                f"{new_id}. If that is not the memory the user meant, tell them (the CLI's "
-                "restore undoes it)."
+                f"{new_id}. If that is not the memory the user meant, tell them: the mark can "
+                "be undone, and mark_outdated sets the right one."
             ),
         )
 

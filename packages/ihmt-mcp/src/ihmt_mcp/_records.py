@@ -40,7 +40,8 @@ class ReplaceOutcome:
     replaced: tuple[str, ...] = ()
     """Ids flagged OUTDATED by the new memory."""
     candidates: tuple[str, ...] = ()
-    """For ``ambiguous``: the ids that fit."""
+    """The other memories the words fit, best first (for ``ambiguous`` and ``not_found``:
+    the ids to choose from with ``mark_outdated``)."""
     message: str = ""
     """One paragraph to relay, with the exact ``mark_outdated`` call when ambiguous."""
 

@@ -179,6 +179,60 @@ class Navigator:
             result = self.search(query, clue=" ".join(clues), **options)  # type: ignore[arg-type]
         return replace(result, clue_rounds=len(clues))
 
+    def find_corrected(
+        self, words: str, *, project: str | None = None, limit: int = 5
+    ) -> SearchResult:
+        """The earlier memory that ``words`` (a ``replaces`` hint) describes.
+
+        Every memory of ``project`` is a candidate whatever its status: a memory can be
+        corrected more than once. The one that holds most of the hint (by rarity) wins,
+        BM25 breaking ties. ``found`` names one memory with its rivals after it;
+        ``ambiguous`` lists close candidates, none of which should be marked (a wrong
+        mark hides a true memory); ``not_found`` when nothing holds more than a stray
+        word of the hint, with the nearest candidates listed.
+
+        Raises:
+            ValueError: ``words`` is empty.
+        """
+        if not isinstance(words, str) or not words.strip():
+            raise ValueError("the hint is empty: say which memory is corrected")
+        before = self.store.io.snapshot()
+        self._n = max(self.store.count(), 1)
+        self._paths = {}
+        q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
+        found = (
+            self.store.candidates(
+                q_terms, limit=CANDIDATES, weights=self.weights, kinds=("leaf",), project=project
+            )
+            if q_terms
+            else []
+        )
+        if not found:
+            return self._finish(words, None, "not_found", [], [], 0.0, 0.0, "compact", before)
+        weights = self._term_weights(q_terms)
+        groups = _word_groups(words, q_terms)
+        scores = {c.entry.id: c.score for c in found}
+        cover = {c.entry.id: _coverage(c, groups, weights) for c in found}
+        ranked = sorted(found, key=lambda c: (-cover[c.entry.id], -scores[c.entry.id], c.entry.id))
+        best = ranked[0]
+        top = cover[best.entry.id]
+        hits = self._hits(ranked[:limit], scores, q_terms)
+        if self._is_stray(best, q_terms, weights, top):
+            return self._finish(words, None, "not_found", hits, [], top, 0.0, "compact", before)
+        s1 = scores[best.entry.id]
+        rivals = [
+            c
+            for c in ranked[1:]
+            if not _linked(best.entry, c.entry)
+            and cover[c.entry.id] >= top - TIE_MISSING
+            and scores[c.entry.id] >= s1 * (1 - self.store.config.ambiguity_margin)
+        ]
+        margin = 1.0 - max((scores[c.entry.id] for c in rivals), default=0.0) / s1
+        # Two memories that fit the hint about equally: let the agent choose rather than
+        # hide the wrong one.
+        status = "ambiguous" if rivals else "found"
+        return self._finish(words, None, status, hits, [], top, margin, "compact", before)
+
     # ------------------------------------------------------------------ the pipeline
     def _search(
         self, query: str, clue: str | None, detail: str, options: SearchOptions, limit: int
@@ -461,7 +515,8 @@ class Navigator:
 
         A project the question names counts as current (asked in kestrel, "what runs
         tallyhub's staging?" is about tallyhub). Another project's memory comes first only
-        when nothing in scope answers the question beyond a stray word.
+        when it holds more of the question than anything in scope ("the osprey staging
+        host", asked in falcon, is heron's).
         """
         named = {p for p in {c.entry.project for c in leaves} if _names(p, q_terms)}
 
@@ -470,17 +525,15 @@ class Navigator:
             return project in ("", options.prefer_project) or project in named
 
         inside = [
-            scores[c.entry.id]
-            for c in leaves
-            if in_scope(c)
-            and not self._is_stray(c, q_terms, weights, _coverage(c, groups, weights))
+            (_coverage(c, groups, weights), scores[c.entry.id]) for c in leaves if in_scope(c)
         ]
-        if not inside:
-            return
-        floor = min(inside)
         for cand in leaves:
-            if not in_scope(cand):
-                scores[cand.entry.id] = min(scores[cand.entry.id] * OTHER_PROJECT, floor * 0.999)
+            if in_scope(cand):
+                continue
+            mine = _coverage(cand, groups, weights)
+            score = scores[cand.entry.id]
+            cap = min((s for cov, s in inside if cov >= mine - 1e-9), default=None)
+            scores[cand.entry.id] = score if cap is None else min(score, cap * 0.999)
 
     def _project_split(
         self,
@@ -808,6 +861,11 @@ def _coverage(
         if matched.intersection(group):
             got += weight
     return min(1.0, got / total) if total > 0 else 0.0
+
+
+def _linked(a: Entry, b: Entry) -> bool:
+    """True when one of the two corrected the other."""
+    return a.outdated_by == b.id or b.outdated_by == a.id
 
 
 def _overlap(a: str, b: str) -> float:

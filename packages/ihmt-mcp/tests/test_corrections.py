@@ -1,0 +1,110 @@
+"""``save(..., replaces=...)``: the memory the hint describes, or nothing and the candidates.
+
+A wrong OUTDATED mark hides a true memory, which is worse than no mark: these tests hold the
+rules on small hand-made stores.
+"""
+
+from __future__ import annotations
+
+from ihmt_mcp import Memory
+
+
+def _entry_outdated_by(memory: Memory, leaf_id: str) -> str | None:
+    entry = memory.store.entry(leaf_id)
+    assert entry is not None
+    return entry.outdated_by
+
+
+def test_the_memory_holding_the_hints_version_is_marked_not_one_sharing_the_project_name(
+    memory: Memory,
+) -> None:
+    upgrade = memory.save(
+        "Upgraded the heron CI runners; builds are about a third faster.",
+        project="heron",
+        date="2025-01-10",
+    ).ids[0]
+    go = memory.save(
+        "heron builds with Go 1.21 and golangci-lint 1.55.", project="heron", date="2025-02-01"
+    ).ids[0]
+    new = memory.save(
+        "heron upgraded to Go 1.23; golangci-lint 1.61 came with it.",
+        project="heron",
+        date="2025-09-01",
+        replaces="heron upgraded Go 1.21",
+    )
+    assert new.replaced.status == "replaced"
+    assert new.replaced.replaced == (go,)
+    assert _entry_outdated_by(memory, go) == new.ids[0]
+    assert _entry_outdated_by(memory, upgrade) is None
+    # the answer names what was marked: its id, its date and its first words
+    message = new.replaced.message
+    assert go in message and "2025-02-01" in message and "heron builds with Go 1.21" in message
+
+
+def test_a_correction_chain_where_the_third_hint_describes_the_first_memory(
+    memory: Memory,
+) -> None:
+    a = memory.save(
+        "The wren nightly export runs at 02:00 from cron on box ash-3.",
+        project="wren",
+        date="2024-01-05",
+    ).ids[0]
+    b = memory.save(
+        "The wren export moved to a systemd timer on ash-3, still nightly.",
+        project="wren",
+        date="2024-06-01",
+        replaces="wren nightly export cron",
+    ).ids[0]
+    assert _entry_outdated_by(memory, a) == b
+    # C's hint repeats A's words: A is its target although A is already OUTDATED
+    c = memory.save(
+        "The wren export runs every hour now, from an Airflow DAG.",
+        project="wren",
+        date="2025-03-01",
+        replaces="wren nightly export 02:00 cron ash-3",
+    )
+    assert c.replaced.status == "replaced" and c.replaced.replaced == (a,)
+    assert _entry_outdated_by(memory, a) == c.ids[0]
+    answer = memory.search("how does the wren export run?", project="wren")
+    assert answer.best is not None and answer.best.id == c.ids[0]
+
+
+def test_two_memories_that_fit_the_hint_equally_are_listed_and_neither_is_marked(
+    memory: Memory,
+) -> None:
+    first = memory.save(
+        "kite staging database is Postgres 15 on db-stg-1.", project="kite", date="2024-02-01"
+    ).ids[0]
+    second = memory.save(
+        "kite staging cache is Redis 7 on db-stg-2.", project="kite", date="2024-02-02"
+    ).ids[0]
+    new = memory.save(
+        "kite staging moved to Fly.io.", project="kite", date="2025-01-01", replaces="kite staging"
+    )
+    assert new.replaced.status == "ambiguous"
+    assert set(new.replaced.candidates) >= {first, second}
+    assert _entry_outdated_by(memory, first) is None
+    assert _entry_outdated_by(memory, second) is None
+    assert f'mark_outdated(old_id="{first}", new_id="{new.ids[0]}")' in new.replaced.message
+
+
+def test_a_hint_that_matches_nothing_marks_nothing_and_says_how_to_settle_it(
+    memory: Memory,
+) -> None:
+    memory.save("lark deploys with Kamal to two VPS.", project="lark", date="2024-01-01")
+    new = memory.save(
+        "lark logs go to Loki now.",
+        project="lark",
+        date="2025-01-01",
+        replaces="the grafana dashboard password rotation",
+    )
+    assert new.replaced.status == "not_found" and new.replaced.replaced == ()
+    assert "mark_outdated" in new.replaced.message
+    assert memory.stats().outdated == 0
+
+
+def test_a_long_hint_is_not_echoed_whole(memory: Memory) -> None:
+    memory.save("swift deploys on Fridays.", project="swift", date="2024-01-01")
+    hint = "unrelated words " * 5_000
+    new = memory.save("swift deploys on Mondays.", project="swift", replaces=hint)
+    assert len(new.replaced.message) < 1_000
