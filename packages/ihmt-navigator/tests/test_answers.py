@@ -1,0 +1,104 @@
+"""When search answers, asks or abstains: the rules, each on a small hand-made store."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ihmt_navigator import Navigator
+from ihmt_store import Store
+from ihmt_store.testing import make_leaf
+
+
+def _put(store: Store, text: str, *, project: str = "", when: str = "2025-01-01") -> str:
+    position = store.count() + 1
+    leaf = make_leaf(text, timestamp=when, position=position, project=project)
+    return store.put_leaf(leaf).leaf_id
+
+
+def test_many_memories_about_one_person_answer_found_not_ambiguous(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    birthday = _put(store, "Caroline Webb's birthday is on 4 March; she likes orchids.")
+    _put(store, "Caroline Webb moved to the data team in May.")
+    _put(store, "Caroline Webb reviews every schema migration.")
+    result = Navigator(store).search("When is Caroline's birthday?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == birthday
+    assert len(result.results) == 3  # the others are listed, not asked about
+
+
+def test_a_first_name_shared_by_different_people_is_ambiguous(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    ids = {
+        _put(store, "Martín Aguirre is the CTO; he approves tax changes."),
+        _put(store, "Martín Quiroga chairs the running club."),
+        _put(store, "Martín Ibarra is my brother-in-law in Rosario."),
+    }
+    result = Navigator(store).search("Who is Martín?")
+    assert result.status == "ambiguous"
+    assert {h.id for h in result.results} == ids
+    assert all(h.content for h in result.results)
+
+
+def test_projects_that_each_answer_a_question_asked_in_none_are_ambiguous(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    falcon = _put(
+        store, "falcon: run the tests with `make test` inside the dev container.", project="falcon"
+    )
+    heron = _put(store, "heron: run the tests with `cargo nextest run`.", project="heron")
+    nav = Navigator(store)
+    asked_nowhere = nav.search("How do I run the tests?")
+    assert asked_nowhere.status == "ambiguous"
+    assert {h.id for h in asked_nowhere.results} == {falcon, heron}
+    # inside a project, or naming one, there is nothing to ask
+    inside = nav.search("How do I run the tests?", prefer_project="heron")
+    assert inside.status == "found" and inside.best is not None and inside.best.id == heron
+    named = nav.search("How do I run the falcon tests?")
+    assert named.status == "found" and named.best is not None and named.best.id == falcon
+
+
+def test_the_current_projects_memory_comes_before_another_that_holds_no_more_of_the_question(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch", project="")
+    mine = _put(store, "Crash reports go to GlitchTip for the web app.", project="falcon")
+    theirs = _put(
+        store, "Crash reports go to Bugsnag; crash reports reach Slack too.", project="heron"
+    )
+    nav = Navigator(store)
+    result = nav.search("where do crash reports go?", prefer_project="falcon")
+    assert result.best is not None and result.best.id == mine
+    assert [h.id for h in result.results[:2]] == [mine, theirs]
+
+
+def test_the_newer_of_two_statements_about_the_same_thing_comes_first(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _put(store, "heron runs Django 4.2 LTS with Python 3.11.", project="heron", when="2023-05-01")
+    newer = _put(
+        store, "heron runs Django 5.2 LTS with Python 3.13.", project="heron", when="2025-04-15"
+    )
+    _put(store, "heron uses Celery for background jobs.", project="heron", when="2024-01-01")
+    result = Navigator(store).search("Which Django and Python is heron on?", prefer_project="heron")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == newer
+
+
+def test_every_hit_carries_its_text(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    for n in range(4):
+        _put(store, f"kite release note {n}: shipped feature {n}", project="kite")
+    result = Navigator(store).search("kite release notes")
+    assert len(result.results) == 4
+    assert all(h.content.startswith("kite release note") for h in result.results)
+    assert result.leaf_reads == 4
