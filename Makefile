@@ -49,6 +49,7 @@ bench: sync
 	$(RUN) python tools/bench/chunkers.py
 	$(RUN) python tools/bench/facts.py
 	$(RUN) python tools/bench/scale.py
+	$(RUN) python tools/bench/realistic.py
 
 demo: sync
 	$(RUN) ihmt demo

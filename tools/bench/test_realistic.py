@@ -1,0 +1,35 @@
+"""The realistic benchmark runs as one command on ten questions and writes what it prints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEV_SET = HERE.parents[2] / "shared" / "data" / "realistic_dev.json"
+
+
+def test_realistic_benchmark_on_ten_questions_prints_and_writes_every_figure(
+    tmp_path: Path,
+) -> None:
+    assert DEV_SET.is_file(), f"the dev set is missing at {DEV_SET}"
+    out = tmp_path / "realistic.json"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "realistic.py"), "--limit", "10", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert "| answerable R@1 " in done.stdout and "| kind " in done.stdout
+    report = json.loads(out.read_text(encoding="utf-8"))
+    figures = report["figures"]
+    assert figures["queries"] == 10 and len(report["rows"]) == 10
+    assert figures["memories"] > 200
+    for row in report["rows"]:
+        assert row["status"] in ("found", "ambiguous", "not_found")
+    audit = figures["audit"]
+    # every memory saved with a replaces hint left a mark, a list or nothing: never a wrong mark
+    assert audit["wrong"] == [] and audit["right"] > 0
