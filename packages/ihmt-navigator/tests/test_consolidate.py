@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ihmt_navigator import Consolidator, branch_id
-from ihmt_store import Branch, ChildRef, Store
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ihmt_navigator import Consolidator, HeuristicSummarizer, Navigator, branch_id
+from ihmt_store import Branch, ChildRef, Store, StoreConfig
 from ihmt_store.testing import make_leaf
 
 Fill = Callable[..., list[str]]
@@ -202,3 +207,72 @@ def test_refresh_rewrites_only_the_summaries_above_a_forgotten_leaf(
     for node, before in untouched.items():
         assert store.read_branch(node) == before
     _reachable(store)
+
+
+def _depth_bound(leaves: int, factor: int) -> int:
+    """ceil(log_factor(leaves)) + 1: a balanced tree's height, with one layer of slack."""
+    height, reach = 0, 1
+    while reach < leaves:
+        reach *= factor
+        height += 1
+    return height + 1
+
+
+@pytest.mark.parametrize("factor", [2, 3, 8])
+def test_forty_rounds_of_save_and_forced_consolidation_keep_the_tree_shallow(
+    make_store: Callable[..., Store], consolidator: Consolidate, factor: int
+) -> None:
+    # Issue #13 D3: each forced run wrapped the newest leaf in a branch of its own and that
+    # branch in another, up to depth 39 for 40 leaves, and 9 of the 40 code words were no
+    # longer found.
+    store = make_store(branch_factor=factor)
+    cons = consolidator(store)
+    ids = []
+    for i in range(40):
+        text = f"Note number {i} about the deployment uses codeword zq{i}xv for the service"
+        ids.append(store.put_leaf(make_leaf(text, domain="infra", position=i)).leaf_id)
+        cons.consolidate(force=True)
+    stats = store.stats()
+    assert stats.depth <= _depth_bound(40, factor)
+    assert stats.unreachable == 0
+    assert [b.id for b in store.iter_entries("branch") if len(store.children(b.id)) < 2] == []
+    assert len(store.unparented()) <= stats.depth + 1
+    navigator = Navigator(store)
+    for i, leaf_id in enumerate(ids):
+        word = f"zq{i}xv"
+        # A leaf's own word is copied by at most the branches above it: it never
+        # becomes a common term.
+        assert store.document_frequencies([word])[word] <= stats.depth + 1
+        result = navigator.search(word)
+        assert result.status == "found", word
+        assert result.results[0].id == leaf_id
+    assert not cons.consolidate(force=True).changed
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(st.tuples(st.integers(1, 7), st.booleans()), min_size=1, max_size=25),
+    factor=st.integers(2, 5),
+)
+def test_forced_runs_in_any_rhythm_never_wrap_one_child_and_stay_logarithmic(
+    steps: list[tuple[int, bool]], factor: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.create(Path(tmp) / "m", StoreConfig(branch_factor=factor))
+        cons = Consolidator(store, HeuristicSummarizer())
+        n = 0
+        for saves, force in steps:
+            store.put_leaves(
+                make_leaf(f"memory {n + k} word w{n + k}", domain="infra", position=n + k)
+                for k in range(saves)
+            )
+            n += saves
+            cons.consolidate(force=force)
+            assert store.stats().unreachable == 0
+        cons.consolidate(force=True)
+        stats = store.stats()
+        assert stats.depth <= _depth_bound(n, factor)
+        assert all(len(store.children(b.id)) >= 2 for b in store.iter_entries("branch"))
+        assert len(store.unparented()) <= stats.depth + 1
+        assert not cons.consolidate(force=True).changed
+        store.close()

@@ -29,10 +29,12 @@ class ConsolidationReport:
     """Children re-stamped after an interrupted run (the group was redone, not orphaned)."""
     domains: tuple[str, ...] = ()
     """Domains that changed."""
+    branches_grown: tuple[str, ...] = ()
+    """Partial branches a forced run filled with loose items instead of wrapping them."""
 
     @property
     def changed(self) -> bool:
-        return bool(self.branches_created or self.repaired)
+        return bool(self.branches_created or self.repaired or self.branches_grown)
 
 
 def branch_id(domain: str, layer: int, child_ids: Sequence[str]) -> str:
@@ -48,7 +50,10 @@ class Consolidator:
     the children of a new branch one layer up: the branch is written first and the
     children are stamped after, in one locked batch. The rule climbs layer by layer
     until nothing more can be grouped. Idempotent; ``force=True`` also closes partial
-    groups so each domain ends under one top branch.
+    groups: each fills a branch with room on the layer above (one an earlier forced run
+    closed) before it becomes a branch of its own, and a branch never has a single child,
+    so repeated forced runs keep the depth near log_B(n). A domain ends under one top
+    branch, except for an item that had no sibling to join (the trunk references it).
     """
 
     def __init__(self, store: Store, summarizer: Summarizer) -> None:
@@ -61,6 +66,7 @@ class Consolidator:
         self._progress: Progress | None = None
         self._grouped = 0
         self._to_group = 1
+        self._absorbed: list[str] = []
 
     def consolidate(
         self,
@@ -72,7 +78,7 @@ class Consolidator:
         """Group what can be grouped; return what changed.
 
         Args:
-            force: close partial groups too, so every domain converges to one top item.
+            force: close partial groups too (see the class docstring).
             domains: only look at these domains (the ones a save just touched); all
                 when None. Cost follows the number of loose items, not the store size.
             progress: called as ``progress(done, total, branch_id)`` after each event;
@@ -99,6 +105,7 @@ class Consolidator:
             self._progress = progress
             self._grouped = 0
             self._to_group = max(len(loose), 1)
+            self._absorbed = []
             by_domain: dict[str, list[Entry]] = {}
             for entry in loose:
                 by_domain.setdefault(entry.domain, []).append(entry)
@@ -106,11 +113,13 @@ class Consolidator:
             for domain in sorted(by_domain):
                 # What was read above is still what is loose, unless repairs stamped some.
                 known = None if repaired else by_domain[domain]
+                grown = len(self._absorbed)
                 made = self._consolidate_domain(domain, force=force, loose=known)
-                if made:
+                if made or len(self._absorbed) > grown:
                     touched.append(domain)
                     created.extend(made)
-        if created or repaired:
+        grown_ids = tuple(dict.fromkeys(self._absorbed))
+        if created or repaired or grown_ids:
             self.refresh_root()
         if created:
             logger.info("consolidation wrote %d branch(es)", len(created))
@@ -118,6 +127,7 @@ class Consolidator:
             branches_created=tuple(created),
             repaired=tuple(repaired),
             domains=tuple(touched),
+            branches_grown=grown_ids,
         )
 
     def _repair(self, loose: Sequence[Entry]) -> list[str]:
@@ -159,8 +169,26 @@ class Consolidator:
             while len(loose_here) >= factor:
                 groups.append(loose_here[:factor])
                 loose_here = loose_here[factor:]
-            if force and loose_here and (len(loose_here) > 1 or higher or groups):
-                groups.append(loose_here)
+            if force and loose_here:
+                # A partial group first fills a branch a forced run closed before (one
+                # with room, on the layer above), instead of being wrapped again: wrapping
+                # it anew added a layer each run, so forced runs after each save built a
+                # chain as deep as the store was long.
+                loose_here, grown = self._absorb(domain, layer + 1, loose_here, factor)
+                if grown is not None and by_layer.get(layer + 1):
+                    above = by_layer[layer + 1]
+                    fresh = store.entries([e.id for e in above])
+                    by_layer[layer + 1] = [fresh[e.id] for e in above if e.id in fresh]
+                if len(loose_here) == 1 and groups and factor > 2:
+                    # One item over full groups made now: the last group lends it a sibling.
+                    last = groups[-1]
+                    groups[-1] = last[:-1]
+                    loose_here = [last[-1], *loose_here]
+                # Otherwise one item left over stays where it is (the trunk references it):
+                # a branch over a single child is a layer that says nothing the child does
+                # not, and the next forced run finds it a group.
+                if len(loose_here) > 1:
+                    groups.append(loose_here)
             made = [self._make_branch(domain, layer + 1, group) for group in groups]
             created.extend(made)
             if made:
@@ -171,6 +199,33 @@ class Consolidator:
                 break
             layer += 1
         return created
+
+    def _absorb(
+        self, domain: str, layer: int, items: Sequence[Entry], factor: int
+    ) -> tuple[list[Entry], str | None]:
+        """Add ``items`` to a branch on ``layer`` that has room (fewer than ``factor``
+        children), rewriting it and the summaries above it; return what did not fit and
+        the id of the branch that grew (None when none had room)."""
+        store = self.store
+        rest = list(items)
+        grown: str | None = None
+        while rest:
+            target = store.open_branch(domain, layer, factor)
+            if target is None:
+                break
+            kids = store.children(target.id)
+            take, rest = rest[: factor - len(kids)], rest[factor - len(kids) :]
+            node = self._summarized(store.read_branch(target.id), [*kids, *take])
+            store.put_branch(node)
+            store.set_parent([e.id for e in take], node.node_id)
+            self._pending_events += 1
+            self._grouped += len(take)
+            for above in reversed(store.path_to(target.id)[:-1]):
+                kids_above = store.children(above)
+                store.put_branch(self._summarized(store.read_branch(above), kids_above))
+            self._absorbed.append(node.node_id)
+            grown = node.node_id
+        return rest, grown
 
     def _make_branch(self, domain: str, layer: int, group: Sequence[Entry]) -> str:
         store = self.store

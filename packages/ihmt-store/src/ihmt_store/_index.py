@@ -608,6 +608,18 @@ class Index:
         sql += " ORDER BY layer, domain, timestamp, id"
         return [Entry._from_row(r) for r in self.conn.execute(sql, args)]
 
+    def open_branch(self, domain: str, layer: int, below: int) -> Entry | None:
+        """A branch of ``domain`` on ``layer`` with fewer than ``below`` children: a top
+        one first, then the most recent."""
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM items b WHERE b.domain = ? AND b.layer = ? "
+            "AND b.kind = 'branch' "
+            "AND (SELECT COUNT(*) FROM items c WHERE c.parent_id = b.id) < ? "
+            "ORDER BY b.parent_id IS NULL DESC, b.time_end DESC, b.id LIMIT 1",
+            (domain, layer, below),
+        ).fetchone()
+        return Entry._from_row(row) if row else None
+
     def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
         """For each child id, the branches whose files list it as a child."""
         out: dict[str, list[str]] = {}

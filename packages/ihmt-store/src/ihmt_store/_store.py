@@ -1214,6 +1214,12 @@ class Store:
         """Items no branch summarises yet (the trunk references them), oldest first."""
         return self._idx.loose(layer, None if domain is None else safe_domain(domain))
 
+    def open_branch(self, domain: str, layer: int, below: int) -> Entry | None:
+        """A branch of ``domain`` on ``layer`` (>= 1) with fewer than ``below`` children
+        in the catalog, or None: where a forced consolidation puts a partial group
+        rather than wrapping it again. A top branch comes first, then the most recent."""
+        return self._idx.open_branch(safe_domain(domain), int(layer), int(below))
+
     def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
         """Which branches list each id among their children (from the branch files).
 
