@@ -31,7 +31,7 @@ from ihmt_mcp.errors import (
 )
 
 if TYPE_CHECKING:
-    from ihmt_mcp._memory import MAX_SAVE_CHARS, Memory
+    from ihmt_mcp._memory import MAX_FILE_BYTES, MAX_SAVE_CHARS, Memory
     from ihmt_mcp._project import ProjectIndex, SyncReport
     from ihmt_mcp._records import (
         FiledAs,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._session import FileReads, Scratch, digest
 
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("MAX_SAVE_CHARS", "Memory"), "ihmt_mcp._memory"),
+    **dict.fromkeys(("MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"), "ihmt_mcp._memory"),
     **dict.fromkeys(("ProjectIndex", "SyncReport"), "ihmt_mcp._project"),
     **dict.fromkeys(
         (
@@ -85,6 +85,7 @@ __all__ = [
     "Memory",
     "Settings",
     "MAX_SAVE_CHARS",
+    "MAX_FILE_BYTES",
     "find_project_root",
     # what it returns
     "SaveResult",

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ihmt_chunkers import BinaryContentError, chunk, decode
-from ihmt_mcp._files import walk_files
+from ihmt_mcp._files import refuse_unsafe_root, walk_files
+from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
     Consolidator,
@@ -28,7 +29,13 @@ from ihmt_store import Leaf, Span, Store, estimate_tokens, leaf_id_for, terms
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CODE_DOMAIN", "MAX_INDEX_BYTES", "MAX_INDEX_FILES", "ProjectIndex", "SyncReport"]
+__all__ = [
+    "CODE_DOMAIN",
+    "MAX_INDEX_BYTES",
+    "MAX_INDEX_FILES",
+    "ProjectIndex",
+    "SyncReport",
+]
 
 CODE_DOMAIN = "code"
 """One domain per project index, so its branches follow path order across languages."""
@@ -37,6 +44,9 @@ MAX_INDEX_BYTES = 512 * 1024
 MAX_INDEX_FILES = 20_000
 """A folder with more files than this is not a project (a home folder, a disk root)."""
 MANIFEST = "ihmt_mcp_manifest.json"
+MANIFEST_VERSION = 2
+"""2: files holding secrets are left out; an older manifest is re-derived, so what an
+earlier version indexed from such files is dropped on the next sync."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
 
@@ -103,6 +113,7 @@ class ProjectIndex:
     def __init__(self, root: Path, base: Path) -> None:
         if not root.is_dir():
             raise FileRefusedError(root, "it is not a folder; give the project's folder")
+        refuse_unsafe_root(root)
         self.root = root
         digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:10]
         name = re.sub(r"[^a-z0-9._-]+", "-", root.name.lower()).strip("-") or "project"
@@ -150,9 +161,11 @@ class ProjectIndex:
             return
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") != MANIFEST_VERSION:
+                raise ValueError("an older manifest")
             files = data["files"]
             self._manifest = {rel: _FileRecord.from_json(rec) for rel, rec in files.items()}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             logger.warning("project manifest %s is unreadable; re-deriving it", path)
             self._manifest = self._manifest_from_catalog()
         self._manifest_stamp = stamp
@@ -169,7 +182,8 @@ class ProjectIndex:
     def _save_manifest(self) -> None:
         path = self._manifest_path()
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        payload = {"version": 1, "files": {k: v.to_json() for k, v in self._manifest.items()}}
+        files = {k: v.to_json() for k, v in self._manifest.items()}
+        payload = {"version": MANIFEST_VERSION, "files": files}
         tmp.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, path)
         st = path.stat()
@@ -277,6 +291,12 @@ class ProjectIndex:
                 text = decode(data).text
             except BinaryContentError:
                 record.skipped = "binary"
+        if text and find_secrets(text):
+            # The same rule as save_memory: a key in a file must not reach the index, its
+            # branch summaries or a find_code answer.
+            logger.info("left %s out of the index: it holds a secret", rel)
+            record.skipped = "holds a secret"
+            text = ""
         leaves: list[Leaf] = []
         if text.strip():
             config = store.config

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
+from ihmt_mcp._files import confine_project
 from ihmt_mcp._settings import Settings, find_project_root
 
 if TYPE_CHECKING:
@@ -57,6 +60,13 @@ _DELETE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
+MAX_NOTE_CHARS = 200_000
+"""A note is a few lines to keep through a compaction, never a file."""
+MAX_OUTPUT_CHARS = 20_000_000
+"""digest_output keeps the whole text for recall: a long log fits, an endless stream not."""
+MAX_MESSAGE_CHARS = 300
+"""An error sentence may quote what the client sent (a 100 KB id): it is clipped to this."""
+
 
 def _text(text: str, *, error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
@@ -68,6 +78,8 @@ def _sentence(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror and not str(exc).startswith(exc.strerror):
         name = f" {exc.filename}" if exc.filename else ""
         text = f"{exc.strerror}{name}"
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[:MAX_MESSAGE_CHARS]}…(+{len(text) - MAX_MESSAGE_CHARS:,} chars)"
     text = text[0].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
 
@@ -81,6 +93,11 @@ class _Service:
         self._scratch: Scratch | None = None
         self._reads: FileReads | None = None
         self._roots: tuple[Path, ...] | None = None
+        # Tools run on worker threads so the event loop always answers. The memory (a
+        # store, its index connection, lazily built parts) is used by one tool at a time;
+        # the session tools have their own lock, so a slow save never holds up a note.
+        self.memory_lock = threading.Lock()
+        self.session_lock = threading.Lock()
 
     @property
     def memory(self) -> Memory:
@@ -112,6 +129,14 @@ class _Service:
             self._roots = await _client_roots(ctx)
         return self._roots or (self.settings.cwd.resolve(),)
 
+    async def code_roots(self, ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
+        """Where code tools may index: the client's roots, else the cwd's git root."""
+        await self.roots(ctx)
+        if self._roots:
+            return self._roots
+        cwd = self.settings.cwd.resolve()
+        return (find_project_root(cwd) or cwd,)
+
     async def project(self, ctx: Context[Any, Any] | None) -> str:
         """The project of this session: IHMT_PROJECT, the client's root, or the cwd's git root."""
         if self.settings.project is not None:
@@ -142,6 +167,16 @@ async def _client_roots(ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
         if uri.scheme == "file":
             found.append(Path(unquote(uri.path)).resolve())
     return tuple(found)
+
+
+async def _run(name: str, work: Callable[[], str], lock: threading.Lock) -> CallToolResult:
+    """Run one tool's blocking ``work`` on a worker thread, one at a time per ``lock``."""
+
+    def guarded() -> CallToolResult:
+        with lock:
+            return _guard(name, work)
+
+    return await anyio.to_thread.run_sync(guarded)
 
 
 def _guard(name: str, work: Callable[[], str]) -> CallToolResult:
@@ -186,13 +221,14 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     ) -> CallToolResult:
         """Search long-term memory; call before answering anything that may depend on earlier sessions. FOUND: best memory with date and project; relay every OUTDATED note and answer with the current version. AMBIGUOUS: never guess; ask the user or retry with clue (place, date, project, surname). NOT FOUND: say you do not know. detail="full" adds ids and paths; as_of="YYYY-MM-DD" answers as of then."""  # noqa: E501
         project = await service.project(ctx)
-        return _guard(
+        return await _run(
             "search_memory",
             lambda: (
                 service.memory.search(
                     query, clue=clue, detail=detail, as_of=as_of, project=project
                 ).compact
             ),
+            service.memory_lock,
         )
 
     @tool(_ADD)
@@ -205,7 +241,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     ) -> CallToolResult:
         """Save something durable: a decision and why, setup, a preference, a person, a correction. One fact per call, with its date when known; filed automatically under the current project. If it corrects an earlier memory, pass replaces="a few words about the old one"; if several fit, the reply gives the exact mark_outdated call. Relay CONTRADICTION notices. Secrets (keys, tokens, passwords) are refused."""  # noqa: E501
         project = await service.project(ctx)
-        return _guard(
+        return await _run(
             "save_memory",
             lambda: service.memory.save(
                 content,
@@ -214,42 +250,64 @@ def build_server(settings: Settings | None = None) -> MCPServer:
                 replaces=replaces,
                 project=project,
             ).render(),
+            service.memory_lock,
         )
 
     @tool(_SETTLE)
     async def mark_outdated(old_id: str, new_id: str) -> CallToolResult:
         """Settle a replaces= that matched several memories: flag old_id OUTDATED, corrected by new_id."""  # noqa: E501
-        return _guard("mark_outdated", lambda: service.memory.mark_outdated(old_id, new_id))
+        return await _run(
+            "mark_outdated",
+            lambda: service.memory.mark_outdated(old_id, new_id),
+            service.memory_lock,
+        )
 
     @tool(_READ)
-    async def project_map(path: str, detail: str = "files", subpath: str = "") -> CallToolResult:
+    async def project_map(
+        path: str, ctx: Context[Any, Any], detail: str = "files", subpath: str = ""
+    ) -> CallToolResult:
         """Map of a codebase folder: files with token sizes; detail="symbols" adds each class/function with its lines."""  # noqa: E501
-        return _guard(
-            "project_map", lambda: service.memory.project_map(path, detail=detail, subpath=subpath)
+        roots = await service.code_roots(ctx)
+        return await _run(
+            "project_map",
+            lambda: service.memory.project_map(
+                confine_project(path, roots), detail=detail, subpath=subpath
+            ),
+            service.memory_lock,
         )
 
     @tool(_READ)
     async def find_code(
         query: str,
         path: str,
+        ctx: Context[Any, Any],
         scope: str = "main",
         subpath: str = "",
         clue: str | None = None,
         max_tokens: int = 1500,
     ) -> CallToolResult:
         """Find the code answering query (symbol name or description) in the codebase at path: just that symbol as file:first-last + code, plus other candidates. scope: main (no tests), test, all."""  # noqa: E501
-        return _guard(
+        roots = await service.code_roots(ctx)
+        return await _run(
             "find_code",
             lambda: service.memory.find_code(
-                query, path, scope=scope, subpath=subpath, clue=clue, max_tokens=max_tokens
+                query,
+                confine_project(path, roots),
+                scope=scope,
+                subpath=subpath,
+                clue=clue,
+                max_tokens=max_tokens,
             ),
+            service.memory_lock,
         )
 
     @tool(_READ)
     async def read_file(path: str, ctx: Context[Any, Any], force: bool = False) -> CallToolResult:
         """Read a project text file. Re-reading it this session answers UNCHANGED or a unified diff; force=true returns it whole and allows files over 512 KiB."""  # noqa: E501
         roots = await service.roots(ctx)
-        return _guard("read_file", lambda: service.reads.read(path, roots, force=force))
+        return await _run(
+            "read_file", lambda: service.reads.read(path, roots, force=force), service.session_lock
+        )
 
     @tool(_ADD)
     async def note(text: str) -> CallToolResult:
@@ -258,15 +316,22 @@ def build_server(settings: Settings | None = None) -> MCPServer:
         def work() -> str:
             if not text or not text.strip():
                 raise ValueError("the note is empty")
+            if len(text) > MAX_NOTE_CHARS:
+                raise ValueError(
+                    f"the note is too large ({len(text):,} characters, the limit is "
+                    f"{MAX_NOTE_CHARS:,}); note the point, or pass a long output to digest_output"
+                )
             number = service.scratch.add(text)
             return f"NOTED #{number}; recall finds it for the rest of this session."
 
-        return _guard("note", work)
+        return await _run("note", work, service.session_lock)
 
     @tool(_READ)
     async def recall(query: str, clue: str | None = None) -> CallToolResult:
         """Search this session's notes and digested outputs (long-term memory: search_memory)."""
-        return _guard("recall", lambda: service.scratch.recall(query, clue))
+        return await _run(
+            "recall", lambda: service.scratch.recall(query, clue), service.session_lock
+        )
 
     @tool(_ADD)
     async def digest_output(text: str, label: str = "output") -> CallToolResult:
@@ -277,11 +342,16 @@ def build_server(settings: Settings | None = None) -> MCPServer:
 
             if not text or not text.strip():
                 raise ValueError("the output is empty")
+            if len(text) > MAX_OUTPUT_CHARS:
+                raise ValueError(
+                    f"the output is too large ({len(text):,} characters, the limit is "
+                    f"{MAX_OUTPUT_CHARS:,}); pass its last part or write it to a file"
+                )
             number = service.scratch.add(text, kind="output", label=label)
             kept = f"(full text kept as output #{number}: recall it by label)"
             return f"{digest(text, label)}\n{kept}"
 
-        return _guard("digest_output", work)
+        return await _run("digest_output", work, service.session_lock)
 
     @tool(_DELETE)
     async def forget_memory(memory_id: str, reason: str) -> CallToolResult:
@@ -292,7 +362,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
                 raise ValueError("say why the memory is deleted (reason)")
             return service.memory.forget(memory_id, reason).render()
 
-        return _guard("forget_memory", work)
+        return await _run("forget_memory", work, service.memory_lock)
 
     return MCPServer(
         name="ihmt-memory",

@@ -22,11 +22,19 @@ _NOTEWORTHY = re.compile(
     r"(?i)(\berror|exception\b|traceback|\bfail|fatal|panic|warning|\bwarn\b|denied|refused|"
     r"timed? ?out|segmentation fault|\bundefined\b|cannot|can't|not found)"
 )
+# The last line of a traceback: "ValueError: …", "pkg.mod.CustomError", "KeyboardInterrupt".
+_EXCEPTION = re.compile(r"^\s{0,8}[A-Za-z_][\w.]{0,80}(?:Error|Exception|Exit|Interrupt)\b")
+# Test-runner totals only. Counts of requests ("200 OK"), rows or bytes are not totals:
+# an access log would otherwise fill the digest with its status lines.
 _TOTALS = re.compile(
-    r"(?i)(\b\d+ (passed|failed|skipped|errors?|warnings?|xfailed|xpassed|deselected|tests?|"
-    r"examples?|failures?|pending|ok)\b|^ran \d+ tests?|tests? run:|^(ok|failed)\b.*\(|"
-    r"test result:|^tests?:\s+\d+|\bin \d+(\.\d+)?s\b)"
+    r"(?i)(\b\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|tests?|"
+    r"examples?|failures?|pending)\b|^ran \d+ tests? in\b|tests? run:|"
+    r"^(?:ok|failed) \((?:failures|errors|skipped)=|test result:|^tests?:\s+\d+)"
 )
+_TOTALS_KEPT = 8
+"""Totals lines kept at most (the last ones: a rerun's totals replace the first run's)."""
+_LAST_KEPT = 4
+"""The last lines are kept whatever else the budget holds: a log ends with its verdict."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,30 +109,56 @@ class Scratch:
 
 
 def digest(text: str, label: str = "output", *, limit: int = DIGEST_CHARS) -> str:
-    """First lines, error/failure/warning lines, test totals and last lines, ≤ ``limit`` chars."""
+    """First lines, error/failure/warning lines, test totals and last lines, ≤ ``limit`` chars.
+
+    The budget goes first to the last lines, then to test totals (the last few), then
+    to errors and tracebacks (each distinct line once: a repeated error is shown once),
+    then to the first lines and the rest of the tail.
+    """
     lines = text.splitlines()
     count = len(lines)
     head_n, tail_n = 8, 12
-    keep: dict[int, str] = {}
+    keep: dict[int, int] = {}
+
+    def want(i: int, rank: int) -> None:
+        if 0 <= i < count and rank < keep.get(i, 99):
+            keep[i] = rank
+
+    for i in range(max(0, count - _LAST_KEPT), count):
+        want(i, 0)
+    totals = [i for i, line in enumerate(lines) if _TOTALS.search(line)]
+    for i in totals[-_TOTALS_KEPT:]:
+        want(i, 1)
+    seen: set[str] = set()
+    for i, line in enumerate(lines):
+        is_exception = bool(_EXCEPTION.match(line))
+        if not (is_exception or _NOTEWORTHY.search(line)):
+            continue
+        shape = line.strip()
+        if shape in seen:
+            continue  # the same error repeated verbatim is shown once
+        seen.add(shape)
+        want(i, 2)
+        if line.lstrip().startswith("Traceback"):
+            # The frame nearest the failure says where it happened.
+            for j in range(i + 1, min(count, i + 200)):
+                if _EXCEPTION.match(lines[j]):
+                    want(j - 2, 3)
+                    break
     for i in range(min(head_n, count)):
-        keep[i] = "head"
+        want(i, 4)
     for i in range(max(0, count - tail_n), count):
-        keep.setdefault(i, "tail")
-    for i, line in enumerate(lines):
-        if _TOTALS.search(line):
-            keep.setdefault(i, "total")
-    for i, line in enumerate(lines):
-        if _NOTEWORTHY.search(line):
-            keep.setdefault(i, "issue")
+        want(i, 5)
     header = f"DIGEST of {label} · {count:,} lines, {len(text):,} chars"
-    budget = limit - len(header) - 80
-    # Lines are added by priority (totals, head, issues, tail) until the budget is spent.
-    priority = {"total": 0, "head": 1, "issue": 2, "tail": 3}
+    # Each gap between kept lines costs a note of about 32 characters; it is paid as the
+    # lines are chosen, so the rendered digest never has to be cut (and lose its end).
+    budget = limit - len(header) - 40
     chosen: set[int] = set()
     used = 0
-    for i in sorted(keep, key=lambda i: (priority[keep[i]], i)):
-        line = lines[i] if len(lines[i]) <= 300 else lines[i][:299] + "…"
-        cost = len(line) + 8
+    for i in sorted(keep, key=lambda i: (keep[i], i)):
+        cost = min(len(lines[i]), 300) + 8  # the line and its number
+        if i - 1 not in chosen:
+            cost += 32
         if used + cost > budget:
             continue
         chosen.add(i)
@@ -164,8 +198,13 @@ class FileReads:
             raise PathRefusedError(full, roots)
         if not full.exists():
             raise FileRefusedError(full, "no such file")
-        if not full.is_file():
+        if full.is_dir():
             raise FileRefusedError(full, "it is a folder, not a file")
+        if not full.is_file():
+            from ihmt_mcp._files import special_kind
+
+            kind = special_kind(full.stat().st_mode)
+            raise FileRefusedError(full, f"it is {kind}, not a regular file")
         size = full.stat().st_size
         if size > MAX_READ_BYTES and not force:
             raise FileRefusedError(
