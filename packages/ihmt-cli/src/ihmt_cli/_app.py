@@ -7,10 +7,11 @@ command runs, so ``ihmt --help`` stays fast.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -118,18 +119,18 @@ class State:
         )
 
     def emit(self, data: dict[str, Any], text: str) -> None:
-        """Print ``data`` as one JSON object with ``--json``, else ``text``."""
+        """Print ``data`` as one JSON object with ``--json``, else ``text`` (made inert)."""
         if self.is_json:
             import json
 
             click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         else:
-            click.echo(text)
+            click.echo(terminal_safe(text))
 
     def remark(self, text: str) -> None:
         """A side remark on stderr (not with ``--quiet``)."""
         if not self.is_quiet:
-            click.echo(text, err=True)
+            click.echo(terminal_safe(text), err=True)
 
     def path_flag(self) -> str:
         return f" --path {self.path}" if self.is_explicit_path else ""
@@ -171,6 +172,32 @@ def _configure_logging(state: State) -> None:
         logging.getLogger().addHandler(logging.NullHandler())
 
 
+# ---------------------------------------------------------------------- terminal output
+# C0 and C1 controls (but newline and tab), DEL, and the bidi marks and overrides.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control sequence made visible and inert.
+
+    Memory text is untrusted: an ESC, OSC 52 (writes the clipboard), a carriage return
+    or a bidi override would act on the user's terminal. Newlines and tabs stay.
+    """
+    return _CONTROL.sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char: str = match.group(0)
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def clip(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters, saying how much was left out."""
+    if len(text) <= width:
+        return text
+    return f"{text[:width]}…(+{len(text) - width:,} chars)"
+
+
 # ---------------------------------------------------------------------- parameter types
 if TYPE_CHECKING:
     _ParamType = click.ParamType[str]
@@ -202,7 +229,16 @@ CONTENT_TYPES = ("auto", "generic", "personal", "temporal", "process", "narrativ
 def _read_text_argument(value: str, what: str) -> str:
     if value != "-":
         return value
-    data = sys.stdin.buffer.read()
+    from ihmt_mcp import MAX_FILE_BYTES
+
+    # One limit for files and stdin, read in one bounded call: never more than the
+    # limit plus one byte is held, however much is piped in.
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise click.ClickException(
+            f"{what} from stdin is too large: over {MAX_FILE_BYTES // (1024 * 1024)} MiB, the "
+            "limit for one file; split it into files and ingest the folder"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -330,6 +366,11 @@ def ingest_command(
     for path in sources:
         if not path.exists():
             raise click.ClickException(f"no such file or folder: {path}; check the path")
+        if not path.is_dir() and not path.is_file():
+            raise click.ClickException(
+                f"{path} is {special_file_kind(path)}, not a regular file or folder; "
+                "ingest reads files and folders (pipe a stream in with 'ingest -')"
+            )
     byte_count = len(text.encode("utf-8")) if text is not None else 0
     sizes = _sizes_by_name(sources)
     with open_memory(state) as memory, _progress(state, "Ingesting", sizes) as progress:
@@ -345,6 +386,11 @@ def ingest_command(
         )
         stored = {name for name, _ in report.skipped}
         byte_count += _bytes_of(sources, stored)
+    specials = [(n, why) for n, why in _special_files(sources) if n not in stored]
+    if specials:
+        report = replace(
+            report, files=report.files + len(specials), skipped=(*report.skipped, *specials)
+        )
     if report.skipped and report.files == len(report.skipped):
         reasons = "; ".join(f"{name} ({why})" for name, why in report.skipped[:5])
         more = f" and {len(report.skipped) - 5} more" if len(report.skipped) > 5 else ""
@@ -352,6 +398,48 @@ def ingest_command(
     for name, why in report.skipped:
         state.remark(f"skipped {name}: {why}")
     state.emit({**report.to_json(), "bytes": byte_count}, ingest_text(report, byte_count))
+
+
+def special_file_kind(path: Path) -> str:
+    """What ``path`` is when it is neither a regular file nor a folder (follows links)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "unreadable"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _special_files(sources: list[Path]) -> list[tuple[str, str]]:
+    """Named pipes, devices and sockets under the folders in ``sources``, with why they are
+    left out (the walk skips them: reading a pipe would block forever)."""
+    import stat
+
+    found: list[tuple[str, str]] = []
+    for path in sources:
+        if not path.is_dir():
+            continue
+        for root, _dirs, files in os.walk(path):
+            for name in files:
+                full = Path(root) / name
+                try:
+                    mode = full.lstat().st_mode
+                except OSError:
+                    continue
+                if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+                    continue
+                rel = full.relative_to(path).as_posix()
+                found.append((f"{path.name}/{rel}", f"{special_file_kind(full)}, not a file"))
+    return found
 
 
 def _sizes_by_name(sources: list[Path]) -> dict[str, int]:
@@ -709,9 +797,16 @@ def forget_command(memory_id: str, reason: str, yes: bool) -> None:
         entry = memory.store.entry(memory_id)
         if entry is None or entry.kind != "leaf":
             raise click.ClickException(
-                f"no memory with id {memory_id!r}; 'ihmt search QUERY --full' shows ids"
+                f"no memory with id {clip(memory_id)!r}; 'ihmt search QUERY --full' shows ids"
             )
-        if not yes and sys.stdin.isatty():
+        if not yes and not sys.stdin.isatty():
+            # Without a terminal nobody can answer: a piped "n" or /dev/null must never
+            # count as consent to delete for good.
+            raise click.ClickException(
+                f"not forgetting {memory_id}: there is no terminal to confirm on; "
+                "pass --yes to forget it without asking"
+            )
+        if not yes:
             click.confirm(
                 f"Forget {memory_id} ({entry.domain}, {entry.timestamp[:10]}) for good?",
                 abort=True,

@@ -14,8 +14,17 @@ import click
 __all__ = ["main"]
 
 
+MAX_MESSAGE_CHARS = 500
+"""An error line is clipped to this: a message may quote what the user gave (a 100 KB id)."""
+
+
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    from ihmt_cli._app import terminal_safe
+
+    line = terminal_safe(" ".join(str(text).split()))
+    if len(line) > MAX_MESSAGE_CHARS:
+        line = f"{line[:MAX_MESSAGE_CHARS]}…(+{len(line) - MAX_MESSAGE_CHARS:,} chars)"
+    return line
 
 
 def _fail(message: str, *, show_traceback: bool) -> None:
