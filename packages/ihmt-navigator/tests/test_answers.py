@@ -102,3 +102,15 @@ def test_every_hit_carries_its_text(make_store: Callable[..., Store]) -> None:
     assert len(result.results) == 4
     assert all(h.content.startswith("kite release note") for h in result.results)
     assert result.leaf_reads == 4
+
+
+def test_a_broad_question_about_a_name_shared_by_different_people_is_ambiguous(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "Luis Marín reviews the invoices module.")
+    _put(store, "Luis Pardo is my cousin in Valencia.")
+    result = Navigator(store).search("What do we know about Luis?")
+    assert result.status == "ambiguous" and len(result.results) == 2

@@ -293,9 +293,9 @@ class Navigator:
         # it while the asker named none. Many memories about one thing are not ambiguity.
         # A clue that no candidate holds does not tell them apart.
         separated = any(t in c_terms for c in leaves for t in c.matched)
-        if not separated and not broad:
+        if not separated:
             split = self._namesakes(query, best, ranked, scores, options)
-            if len(split) < 2:
+            if len(split) < 2 and not broad:
                 split = self._project_split(best, ranked, scores, weights, tie_floor, options)
             if len(split) >= 2:
                 hits = self._hits(split[:8], scores, q_terms)
