@@ -454,3 +454,25 @@ def test_history_lists_every_attribute_of_a_subject(timeline: Timeline) -> None:
     assert [f.value for f in timeline.facts("person:luis marín", "employer")] == ["Acme", "Globex"]
     stats = timeline.stats()
     assert (stats.facts, stats.keys, stats.subjects, stats.contradictions) == (3, 2, 1, 1)
+
+
+def test_a_change_whose_attribute_is_only_the_projects_name_outdates_nothing(
+    store: Store, timeline: Timeline, put: PutLeaf
+) -> None:
+    first = put(
+        "tally-infra moved to OpenTofu 1.8 after the license change.",
+        "2024-11-19",
+        project="tally-infra",
+    )
+    second = put(
+        "tally-infra moved to Atlantis 0.28 for plan and apply on PRs.",
+        "2025-02-01",
+        project="tally-infra",
+    )
+    timeline.ingest(first)
+    (recorded,) = timeline.ingest(second)
+
+    # the change is recorded and relayed, but it is too vague to hide the first memory
+    assert recorded.outcome is Outcome.CHANGED and recorded.contradictions
+    assert store.entry(first.leaf_id).outdated_by is None
+    assert store.entry(first.leaf_id).status == "active"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -811,6 +812,8 @@ class Timeline:
         assert state is not None
         done: set[str] = set()
         for change in sorted(changes, key=lambda c: c.new_date):
+            if _names_only_its_subject(change.subject, change.attribute):
+                continue  # recorded, but too vague to hide a memory
             for old in change.old_sources:
                 if old == change.new_source or old in done:
                     continue
@@ -840,6 +843,22 @@ class Timeline:
 
 
 # ---------------------------------------------------------------------- helpers
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _names_only_its_subject(subject: str, attribute: str) -> bool:
+    """True when the attribute is made only of words of the subject's own name.
+
+    "tally-infra moved to OpenTofu 1.8" gives (project:tally-infra, infra): that says
+    what the project moved to, not which part of it, so a later move of any part would
+    read as a change of the same value. Such a change is recorded and relayed, but it
+    does not flag the earlier memory OUTDATED: when in doubt, nothing is hidden.
+    """
+    name = set(_WORDS.findall(subject.partition(":")[2].casefold()))
+    words = set(_WORDS.findall(attribute.casefold()))
+    return bool(words) and words <= name
+
+
 def _explicit_items(leaf: Leaf) -> list[Any]:
     items = leaf.extra.get(FACTS_KEY) if isinstance(leaf.extra, Mapping) else None
     return list(items) if isinstance(items, list) else []
