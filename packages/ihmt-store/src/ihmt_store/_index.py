@@ -300,6 +300,14 @@ class Index:
             (str(SCHEMA_VERSION),),
         )
 
+    def is_sound(self) -> bool:
+        """``PRAGMA quick_check``: every page and record is well formed."""
+        try:
+            rows = self.conn.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError:
+            return False
+        return rows == [("ok",)]
+
     def schema_version(self) -> int | None:
         """The schema stamped in the file, or None when the file is empty or foreign."""
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import sqlite3
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ihmt_store._files import (
     atomic_write,
@@ -80,6 +81,9 @@ STATE_DIR = "state"
 INDEX_FILE = "index.sqlite3"
 JOURNAL_FILE = "journal"
 INDEX_RECHECK_S = 0.5
+CHECK_ON_OPEN_BYTES = 16 * 1024 * 1024
+"""An index up to this size is checked for damaged pages whenever a store opens
+(about a millisecond per megabyte)."""
 LOCK_FILE = "ihmt.lock"
 _OWN_NAMES = frozenset({"ihmt.config.json", "root.json", "ihmt.lock", "layer0", "layers", "state"})
 """What a store being created (by another process, right now) may already hold."""
@@ -334,6 +338,30 @@ def _landing_order(rel: str) -> int:
     return 0
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _healing(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """A read that finds the index damaged rebuilds it from the files (saying so in
+    :attr:`Store.notices`) and runs again; any other SQLite failure becomes a
+    :class:`StoreIOError` in plain words, never a raw ``sqlite3`` error."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            if self._own_batch() is not None:
+                raise  # inside a write: the write's own handler settles it
+            if not _is_corrupt(exc):
+                raise _index_error(exc, self.path) from exc
+            self._repair_corrupt_index(exc)
+        return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _index_error(exc: sqlite3.Error, path: Path) -> StoreIOError:
     """A failed index write in plain words (a full disk says so)."""
     if is_disk_full(exc):
@@ -366,7 +394,7 @@ def _is_corrupt(exc: BaseException) -> bool:
     if code in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
         return True
     text = str(exc)
-    return "malformed" in text or "not a database" in text
+    return "malformed" in text or "not a database" in text or "Could not decode" in text
 
 
 class Store:
@@ -536,6 +564,16 @@ class Store:
         if version != SCHEMA_VERSION:
             index.close()
             return None, version
+        try:
+            small = db.stat().st_size <= CHECK_ON_OPEN_BYTES
+        except OSError:
+            small = False
+        if small and not index.is_sound():
+            # Damaged pages can answer a search wrongly without any error: checked on
+            # open while that costs a few milliseconds (a larger index is checked by
+            # check_index, and rebuilt whenever a read meets the damage).
+            index.close()
+            return None, version
         return index, version
 
     def _open_index(self) -> None:
@@ -560,9 +598,10 @@ class Store:
                 index, found = self._try_index(db)
                 if index is None:
                     if db.exists():
+                        why = "damaged" if found == SCHEMA_VERSION else f"of schema {found}"
                         self._notice(
-                            f"the search index {db} was out of date or damaged (schema "
-                            f"{found}); it was rebuilt from the memory files"
+                            f"the search index {db} was {why}; it was rebuilt from the "
+                            "memory files (nothing is lost: they are the source of truth)"
                         )
                     self._fresh_index(db)
                     return
@@ -586,11 +625,29 @@ class Store:
         self._set_index(index, db)
         self._rebuild_locked()
 
-    def _repair_corrupt_index(self, exc: BaseException) -> None:
+    def check_index(self) -> bool:
+        """Check every page of the derived index; rebuild it from the files if damaged.
+
+        Returns:
+            True when it was sound, False when it was rebuilt (a notice says so).
+        """
+        try:
+            sound = self._idx.is_sound()
+        except sqlite3.Error as exc:
+            if not _is_corrupt(exc):
+                raise _index_error(exc, self.path) from exc
+            sound = False
+        if not sound:
+            self._repair_corrupt_index("damaged pages")
+        return sound
+
+    def _repair_corrupt_index(self, exc: BaseException | str) -> None:
         """The index file is damaged: rebuild it from the files, and say so."""
         db = self.path / STATE_DIR / INDEX_FILE
+        # The SQLite message is logged, not shown: it may quote a damaged row's text.
+        logger.info("index damage: %s", type(exc).__name__ if not isinstance(exc, str) else exc)
         self._notice(
-            f"the search index {db} was damaged ({exc}); it was rebuilt from the memory files "
+            f"the search index {db} was damaged; it was rebuilt from the memory files "
             "(nothing is lost: they are the source of truth)"
         )
         if self.read_only:
@@ -884,6 +941,7 @@ class Store:
         row, fields = leaf_row(leaf, rel, 0)
         index.upsert(row, fields)
 
+    @_healing
     def read_leaves(self, leaf_ids: Sequence[str]) -> list[Leaf]:
         """Read many leaves (one catalog query for all of them), in the order asked.
 
@@ -899,6 +957,7 @@ class Store:
             out.append(self._read_leaf_file(entry.path))
         return out
 
+    @_healing
     def read_leaf(self, leaf_id: str) -> Leaf:
         """Read one leaf from its file.
 
@@ -1084,6 +1143,7 @@ class Store:
         row, fields = branch_row(branch, rel, 0)
         index.upsert(row, fields, [c.id for c in branch.children])
 
+    @_healing
     def read_branch(self, node_id: str) -> Branch:
         """Read one branch file.
 
@@ -1152,6 +1212,7 @@ class Store:
             logger.warning("root.json is unreadable (%s); using the live trunk", exc)
             return self.trunk()
 
+    @_healing
     def trunk(self) -> Root:
         """The trunk computed from the catalog: each domain's items without a parent."""
         index = self._idx
@@ -1198,28 +1259,34 @@ class Store:
             return root
 
     # ================================================================= queries
+    @_healing
     def entry(self, item_id: str) -> Entry | None:
         """The catalog entry of a leaf or branch, or None."""
         return self._idx.get(item_id)
 
+    @_healing
     def entries(self, ids: Sequence[str]) -> dict[str, Entry]:
         """Catalog entries for many ids at once (unknown ids are left out)."""
         return self._idx.get_many(ids)
 
+    @_healing
     def children(self, parent_id: str) -> list[Entry]:
         """Catalog entries of a branch's children, oldest first."""
         return self._idx.children(parent_id)
 
+    @_healing
     def unparented(self, layer: int | None = None, domain: str | None = None) -> list[Entry]:
         """Items no branch summarises yet (the trunk references them), oldest first."""
         return self._idx.loose(layer, None if domain is None else safe_domain(domain))
 
+    @_healing
     def open_branch(self, domain: str, layer: int, below: int) -> Entry | None:
         """A branch of ``domain`` on ``layer`` (>= 1) with fewer than ``below`` children
         in the catalog, or None: where a forced consolidation puts a partial group
         rather than wrapping it again. A top branch comes first, then the most recent."""
         return self._idx.open_branch(safe_domain(domain), int(layer), int(below))
 
+    @_healing
     def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
         """Which branches list each id among their children (from the branch files).
 
@@ -1228,6 +1295,7 @@ class Store:
         """
         return self._idx.listed_in(child_ids)
 
+    @_healing
     def corrections_of(self, leaf_id: str) -> list[Entry]:
         """Leaves flagged OUTDATED by ``leaf_id``."""
         return self._idx.corrected_by(leaf_id)
@@ -1243,6 +1311,7 @@ class Store:
             raise LeafNotFoundError(item_id)
         return chain
 
+    @_healing
     def paths_to(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
         """:meth:`path_to` for many items in one query (unknown ids get ``[]``)."""
         known = self._idx.ancestors(list(dict.fromkeys(item_ids)))
@@ -1254,13 +1323,18 @@ class Store:
 
     def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
         """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both)."""
-        yield from self._idx.iter_entries(kind)
+        yield from self._all_entries(kind)
+
+    @_healing
+    def _all_entries(self, kind: str | None) -> list[Entry]:
+        return list(self._idx.iter_entries(kind))
 
     def iter_leaves(self) -> Iterator[Leaf]:
         """Every leaf, read from its file, in id order."""
         for entry in list(self._idx.iter_entries("leaf")):
             yield self._read_leaf_file(entry.path, count=False)
 
+    @_healing
     def candidates(
         self,
         query: str | Sequence[str],
@@ -1320,10 +1394,12 @@ class Store:
             self._heal(vanished)
         return out
 
+    @_healing
     def document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
         """How many items (leaves and branches) contain each normalised term."""
         return self._idx.term_frequencies(query_terms)
 
+    @_healing
     def count(self, kind: str | None = None) -> int:
         """Number of items (of one kind)."""
         if kind is None:
@@ -1332,10 +1408,12 @@ class Store:
         return int(row.fetchone()[0])
 
     @property
+    @_healing
     def generation(self) -> int:
         """Grows with every committed change, in any process: a cheap cache key."""
         return self._idx.generation()
 
+    @_healing
     def stats(self) -> StoreStats:
         """Totals, including how many items cannot be reached from the trunk (must be 0)."""
         index = self._idx
