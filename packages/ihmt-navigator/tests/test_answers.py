@@ -114,3 +114,32 @@ def test_a_broad_question_about_a_name_shared_by_different_people_is_ambiguous(
     _put(store, "Luis Pardo is my cousin in Valencia.")
     result = Navigator(store).search("What do we know about Luis?")
     assert result.status == "ambiguous" and len(result.results) == 2
+
+
+def test_an_older_statement_of_the_same_thing_is_flagged_in_the_answer_only(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    older = _put(
+        store, "heron runs Django 4.2 LTS with Python 3.11.", project="heron", when="2023-05-01"
+    )
+    newer = _put(
+        store, "heron runs Django 5.2 LTS with Python 3.13.", project="heron", when="2025-04-15"
+    )
+    other = _put(
+        store,
+        "heron's Django admin is only reachable over the VPN; Python scripts use the API.",
+        project="heron",
+        when="2024-01-01",
+    )
+    result = Navigator(store).search("Which Django and Python is heron on?", prefer_project="heron")
+    by_id = {h.id: h for h in result.results}
+    assert result.best is not None and result.best.id == newer
+    assert by_id[older].outdated and by_id[older].outdated_by == newer
+    assert any(n.startswith("PROBABLY OUTDATED") and older in n for n in result.notices)
+    assert other not in by_id or not by_id[other].outdated
+    # inferred for the answer only: the store holds no correction
+    entry = store.entry(older)
+    assert entry is not None and entry.outdated_by is None

@@ -309,6 +309,21 @@ class Navigator:
             ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
         hits = self._hits(ranked[:limit], scores, q_terms)
         notices = self._notices(hits, options)
+        earlier = set() if broad else self._earlier_statements(ranked, scores, tie_floor, options)
+        if earlier:
+            first = hits[0]
+            hits = [
+                replace(h, outdated=True, outdated_by=first.id) if h.id in earlier else h
+                for h in hits
+            ]
+            notices += [
+                f'PROBABLY OUTDATED: "{_clip(h.excerpt, 100)}" ({h.timestamp[:10]}, {h.id}) '
+                f'says the same thing as the newer "{_clip(first.excerpt, 100)}" '
+                f"({first.timestamp[:10]}, {first.id}), which answers first. No correction was "
+                "recorded: if the old one still holds, say both."
+                for h in hits
+                if h.id in earlier
+            ]
         branch = self._broad_branch(ranked[:20], branches, scores) if broad else None
         if branch is not None:
             notices.append(
@@ -590,6 +605,30 @@ class Navigator:
         if newest is None or newest.entry.timestamp <= best.entry.timestamp:
             return ranked
         return [newest, *(c for c in ranked if c is not newest)]
+
+    def _earlier_statements(
+        self,
+        ranked: Sequence[Candidate],
+        scores: dict[str, float],
+        tie_floor: float,
+        options: SearchOptions,
+    ) -> set[str]:
+        """Older current memories that state what the first one states (same project,
+        same question words, half the shorter one's words shared): it corrects them
+        although nobody said so. Inferred for this answer only; nothing is recorded."""
+        first = ranked[0]
+        if self._is_outdated(first.entry, options):
+            return set()
+        return {
+            c.entry.id
+            for c in ranked[1:NAMESAKE_POOL]
+            if scores[c.entry.id] >= tie_floor
+            and c.entry.project == first.entry.project
+            and c.entry.timestamp < first.entry.timestamp
+            and not self._is_outdated(c.entry, options)
+            and set(c.matched) == set(first.matched)
+            and _overlap(first.entry.excerpt, c.entry.excerpt) >= SAME_SUBJECT
+        }
 
     def _broad_order(
         self, ranked: Sequence[Candidate], scores: dict[str, float], options: SearchOptions
