@@ -143,3 +143,16 @@ def test_an_older_statement_of_the_same_thing_is_flagged_in_the_answer_only(
     # inferred for the answer only: the store holds no correction
     entry = store.entry(older)
     assert entry is not None and entry.outdated_by is None
+
+
+def test_a_name_shared_by_different_people_is_asked_about_even_if_one_matches_better(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    ferreyra = _put(store, "Rocío Ferreyra is the accountant; her email is rocio@example.com.")
+    villalba = _put(store, "Rocío Villalba designs the app screens.")
+    result = Navigator(store).search("What's Rocío's email address?")
+    assert result.status == "ambiguous"
+    assert {h.id for h in result.results} == {ferreyra, villalba}

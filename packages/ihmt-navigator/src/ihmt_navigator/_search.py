@@ -487,12 +487,10 @@ class Navigator:
         names = _bare_names(query)
         if not names:
             return []
-        s1 = scores[best.entry.id]
-        pool = [
-            c
-            for c in ranked[:NAMESAKE_POOL]
-            if scores[c.entry.id] >= 0.5 * s1 and not self._is_outdated(c.entry, options)
-        ]
+        # Every candidate that holds the name counts, however well it matches the rest:
+        # "Rocío's email" is a question about one of the Rocíos even if only one of them
+        # has an email stored.
+        pool = [c for c in ranked[:NAMESAKE_POOL] if not self._is_outdated(c.entry, options)]
         for name in names:
             mention = re.compile(rf"\b{re.escape(name)}\b")
             follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
@@ -504,7 +502,7 @@ class Navigator:
                 holders.append(cand)
                 match = follower.search(cand.entry.excerpt)
                 if match:
-                    people.add(match.group(1))
+                    people.add(match.group(1).removesuffix("'s").removesuffix("’s"))
             if len(people) >= 2:
                 return holders
         return []
