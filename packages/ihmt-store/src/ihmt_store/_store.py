@@ -6,6 +6,7 @@ import errno
 import functools
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -364,7 +365,7 @@ def _healing(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatena
 
 def _index_error(exc: sqlite3.Error, path: Path) -> StoreIOError:
     """A failed index write in plain words (a full disk says so)."""
-    if is_disk_full(exc):
+    if _disk_is_full(exc, path / STATE_DIR / INDEX_FILE):
         return StoreIOError(
             "the disk is full; free some space and try again (nothing was changed; "
             "searches still work)",
@@ -374,6 +375,15 @@ def _index_error(exc: sqlite3.Error, path: Path) -> StoreIOError:
         f"the index could not be written ({exc}); nothing acknowledged was lost",
         path=path / STATE_DIR / INDEX_FILE,
     )
+
+
+def _disk_is_full(exc: BaseException, path: Path) -> bool:
+    if is_disk_full(exc):
+        return True
+    try:
+        return shutil.disk_usage(path.parent).free < 64 * 1024
+    except OSError:
+        return False
 
 
 def _writable(folder: Path) -> bool:
@@ -417,6 +427,7 @@ class Store:
         self._index_checked = 0.0
         self._batch: _Batch | None = None
         self._batch_thread = 0
+        self._disk_full = False
         self.read_only = False
         """True when the store is on a read-only disk or folder: reads work, writes raise
         :class:`StoreIOError` saying so."""
@@ -558,8 +569,20 @@ class Store:
             return None, None
         try:
             index = Index(db, read_only=self.read_only)
-        except sqlite3.DatabaseError:
-            return None, None
+        except sqlite3.DatabaseError as exc:
+            if self.read_only or _is_corrupt(exc) or not _disk_is_full(exc, db):
+                return None, None
+            # Opening in WAL mode needs a few bytes of disk (SQLite says "full" or "disk
+            # I/O error"); reading does not.
+            try:
+                index = Index(db, read_only=True)
+            except sqlite3.DatabaseError:
+                return None, None
+            self._disk_full = True
+            self._notice(
+                f"the disk holding {self.path} is full: searches work, but nothing can be "
+                "saved until some space is freed"
+            )
         version = index.schema_version()
         if version != SCHEMA_VERSION:
             index.close()
@@ -689,12 +712,27 @@ class Store:
 
     # ================================================================= locking and writes
     def _refuse_read_only(self) -> None:
+        if self._disk_full:
+            self._reopen_after_disk_full()
         if self.read_only:
             raise StoreIOError(
                 "the store is on a read-only disk or folder: it can be searched, but nothing "
                 "can be saved, changed or forgotten there",
                 path=self.path,
             )
+
+    def _reopen_after_disk_full(self) -> None:
+        """The index was opened read-only because the disk was full: open it for writing
+        again if space was freed since, else say the disk is full."""
+        db = self.path / STATE_DIR / INDEX_FILE
+        try:
+            index = Index(db)
+        except sqlite3.Error as exc:
+            raise _index_error(exc, self.path) from exc
+        if self._index is not None:
+            self._index.close()
+        self._set_index(index, db)
+        self._disk_full = False
 
     @contextmanager
     def _locked_raw(self) -> Iterator[None]:
