@@ -156,3 +156,46 @@ def test_a_name_shared_by_different_people_is_asked_about_even_if_one_matches_be
     result = Navigator(store).search("What's Rocío's email address?")
     assert result.status == "ambiguous"
     assert {h.id for h in result.results} == {ferreyra, villalba}
+
+
+def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "Paula Giraudo is the new CTO and signs off on tax changes.")
+    _put(store, "Rocío Ferreyra reports invoicing bugs; her email is rocio@example.com.")
+    nav = Navigator(store)
+    result = nav.search("What's Paula Giraudo's email address?")
+    assert result.status == "not_found" and result.results == ()
+    assert "none holds an email address" in result.compact
+    # asked about what the memory does hold, it answers
+    assert nav.search("What is Paula Giraudo's role?").status == "found"
+    # a yes/no question asks for no value
+    assert nav.search("Does Paula Giraudo have an email address?").status == "found"
+
+
+def test_the_memory_that_holds_the_asked_for_value_comes_first_among_equals(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "kite staging: deploys go out every Tuesday after the standup meeting.")
+    url = _put(store, "kite staging is https://staging.kite.example.org behind basic auth.")
+    result = Navigator(store).search("What's the kite staging URL?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == url
+
+
+def test_a_port_question_needs_a_number(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "Moved kite's Celery broker from Redis to Amazon SQS after a failover.")
+    nav = Navigator(store)
+    assert nav.search("What port does kite's Redis listen on?").status == "not_found"
+    _put(store, "kite's Redis listens on port 6380 inside the VPC.")
+    answer = nav.search("What port does kite's Redis listen on?")
+    assert answer.status == "found" and "6380" in answer.best.content  # type: ignore[union-attr]

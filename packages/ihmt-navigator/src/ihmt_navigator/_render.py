@@ -78,6 +78,7 @@ def render(
     broad: bool,
     stray: Sequence[str] = (),
     unknown: Sequence[str] = (),
+    lacking: Sequence[str] = (),
 ) -> str:
     """The text for an agent; compact stays within ``budget`` estimated tokens."""
     full = detail == "full"
@@ -87,6 +88,12 @@ def render(
         if unknown:
             out.append(
                 f"Nothing stored mentions {', '.join(repr(u) for u in unknown)}. "
+                "Say you do not know rather than guess."
+            )
+        elif lacking:
+            about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
+            out.append(
+                f"Memories{about} were found, but none holds {' or '.join(lacking)}. "
                 "Say you do not know rather than guess."
             )
         elif stray:

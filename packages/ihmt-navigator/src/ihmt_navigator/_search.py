@@ -70,6 +70,48 @@ _TEST_PATH = re.compile(
 )
 
 
+_YES_NO = re.compile(
+    r"^\W*(is|are|was|were|do|does|did|can|could|should|will|would|have|has|es|son|hay|"
+    r"tiene|tienen|puedo|podemos|vamos|estamos)\b",
+    re.IGNORECASE,
+)
+_ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    (
+        "an email address",
+        re.compile(r"\b(e-?mail|correo)\b", re.IGNORECASE),
+        re.compile(r"[^\s@]+@[^\s@]+\.\w+"),
+    ),
+    (
+        "a phone number",
+        re.compile(r"\b(phone|tel[eé]fono|celular|mobile number)\b", re.IGNORECASE),
+        re.compile(r"\+?\d[\d ()./-]{5,}\d"),
+    ),
+    (
+        "a user name",
+        re.compile(r"\b(user ?name|handle|usuario)\b", re.IGNORECASE),
+        re.compile(r"(^|\s)@\w|\.com/\w|`\w+`", re.IGNORECASE),
+    ),
+    (
+        "a port",
+        re.compile(r"\b(port|puerto)\b", re.IGNORECASE),
+        re.compile(r"(?<![\d.])\d{2,5}(?![\d.])"),
+    ),
+    (
+        "an IP address",
+        re.compile(r"\bIP\b"),
+        re.compile(r"\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}", re.IGNORECASE),
+    ),
+    (
+        "a web address",
+        re.compile(r"\b(url|link|enlace|website|sitio web)\b", re.IGNORECASE),
+        re.compile(r"https?://|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk)\b"),
+    ),
+)
+"""What a question asks for, and what a memory must hold to answer it: "what's Paula's
+email?" is not answered by a memory about Paula that holds no address. Only asked-for
+values with a recognisable shape are listed; yes/no questions ask for none."""
+
+
 def is_test_path(source: str) -> bool:
     """True when ``source`` looks like a test file (``tests/``, ``test_x.py``, ``x_test.go``…)."""
     return bool(_TEST_PATH.search(source.replace("\\", "/")))
@@ -115,6 +157,7 @@ class Navigator:
         self.weights = weights or FieldWeights()
         self._n = 1
         self._paths: dict[str, list[str]] = {}
+        self._texts: dict[str, str] = {}
 
     # ------------------------------------------------------------------ public
     def search(
@@ -199,6 +242,7 @@ class Navigator:
         before = self.store.io.snapshot()
         self._n = max(self.store.count(), 1)
         self._paths = {}
+        self._texts = {}
         q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
         found = (
             self.store.candidates(
@@ -242,6 +286,7 @@ class Navigator:
         before = store.io.snapshot()
         self._n = max(store.count(), 1)
         self._paths = {}
+        self._texts = {}
         q_terms = [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
@@ -307,6 +352,25 @@ class Navigator:
             ranked = self._broad_order(ranked, scores, options)
         else:
             ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
+            asked = _asked_for(query)
+            if asked:
+                holder = self._holder(ranked[:limit], asked, weights, options)
+                if holder is None:
+                    lacking = [name for name, _ in asked]
+                    return self._finish(
+                        query,
+                        clue,
+                        "not_found",
+                        [],
+                        [],
+                        coverage,
+                        0.0,
+                        detail,
+                        before,
+                        lacking=lacking,
+                        stray=[t for t in best.matched if t in q_terms],
+                    )
+                ranked = [holder, *(c for c in ranked if c is not holder)]
         hits = self._hits(ranked[:limit], scores, q_terms)
         notices = self._notices(hits, options)
         earlier = set() if broad else self._earlier_statements(ranked, scores, tie_floor, options)
@@ -459,8 +523,10 @@ class Navigator:
         found: list[str] = []
         for sentence in _SENTENCES.split(query):
             for position, word in enumerate(_NAME_WORD.findall(sentence)):
-                if not _is_name(word, position):
-                    continue
+                if not _is_name(word, position) or any(
+                    cue.fullmatch(word) for _, cue, _ in _ANSWER_TYPES
+                ):
+                    continue  # "URL" or "IP" says what is asked for, not about what
                 parts = [t for t in terms(word) if t in weights]
                 if not parts:
                     continue
@@ -604,6 +670,33 @@ class Navigator:
             return ranked
         return [newest, *(c for c in ranked if c is not newest)]
 
+    def _text(self, leaf_id: str) -> str:
+        text = self._texts.get(leaf_id)
+        if text is None:
+            text = self._texts[leaf_id] = self.store.read_leaf(leaf_id).text
+        return text
+
+    def _holder(
+        self,
+        window: Sequence[Candidate],
+        asked: Sequence[tuple[str, re.Pattern[str]]],
+        weights: dict[str, float],
+        options: SearchOptions,
+    ) -> Candidate | None:
+        """The best memory that holds every value the question asks for (an email, a
+        port…): the first one, or a current one that matched as much of the question;
+        None when none holds them (the memories are about the subject, not about what is
+        asked)."""
+        first = window[0]
+        for cand in window:
+            current = cand is first or (
+                not self._is_outdated(cand.entry, options) and _indistinct(first, cand, weights)
+            )
+            text = self._text(cand.entry.id)
+            if current and all(shape.search(text) for _, shape in asked):
+                return cand
+        return None
+
     def _earlier_statements(
         self,
         ranked: Sequence[Candidate],
@@ -707,7 +800,7 @@ class Navigator:
         content = ""
         passage = None
         if read:
-            text = self.store.read_leaf(entry.id).text
+            text = self._text(entry.id)
             if estimate_tokens(text) > budget * 0.6:
                 passage = best_passage(text, q_terms, int(budget * 0.55))
                 content = passage.text
@@ -785,6 +878,7 @@ class Navigator:
         broad: bool = False,
         stray: Sequence[str] = (),
         unknown: Sequence[str] = (),
+        lacking: Sequence[str] = (),
     ) -> SearchResult:
         confidence = round(0.6 * coverage + 0.4 * margin, 3) if status != "not_found" else 0.0
         shown_query = f"{query} + {clue}" if clue else query
@@ -799,6 +893,7 @@ class Navigator:
             broad=broad,
             stray=stray,
             unknown=unknown,
+            lacking=lacking,
         )
         io = self.store.io
         return SearchResult(
@@ -911,6 +1006,13 @@ def _overlap(a: str, b: str) -> float:
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The shapes of value the question asks for (none for a yes/no question)."""
+    if _YES_NO.search(query):
+        return []
+    return [(name, shape) for name, cue, shape in _ANSWER_TYPES if cue.search(query)]
 
 
 def _is_broad(query: str) -> bool:
