@@ -199,3 +199,17 @@ def test_a_port_question_needs_a_number(make_store: Callable[..., Store]) -> Non
     _put(store, "kite's Redis listens on port 6380 inside the VPC.")
     answer = nav.search("What port does kite's Redis listen on?")
     assert answer.status == "found" and "6380" in answer.best.content  # type: ignore[union-attr]
+
+
+def test_the_value_of_a_secret_is_never_an_answer_but_where_it_is_kept_is(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    kept = _put(store, "The kite MapTiler API key is kept in Proton Pass under 'kite maps'.")
+    nav = Navigator(store)
+    value = nav.search("What's kite's MapTiler API key?")
+    assert value.status == "not_found" and "secrets are never saved" in value.compact
+    where = nav.search("Where is the kite MapTiler API key kept?")
+    assert where.status == "found" and where.best is not None and where.best.id == kept

@@ -110,6 +110,15 @@ _ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
 """What a question asks for, and what a memory must hold to answer it: "what's Paula's
 email?" is not answered by a memory about Paula that holds no address. Only asked-for
 values with a recognisable shape are listed; yes/no questions ask for none."""
+_SECRET_ASKED = re.compile(
+    r"\b(password|passphrase|api[ -]?key|secret key|access key|token|contrase[nñ]a)s?\b",
+    re.IGNORECASE,
+)
+_WHERE = re.compile(r"\b(where|d[oó]nde|which vault|how do i get)\b", re.IGNORECASE)
+_NOTHING = re.compile(r"(?!)")
+"""Saves refuse secrets, so no memory holds the value of a password or a key: asked for
+one ("what's the MapTiler API key?"), the answer is NOT FOUND. Where one is kept is a
+fair question ("where is the staging password?")."""
 
 
 def is_test_path(source: str) -> bool:
@@ -1012,7 +1021,10 @@ def _asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
     """The shapes of value the question asks for (none for a yes/no question)."""
     if _YES_NO.search(query):
         return []
-    return [(name, shape) for name, cue, shape in _ANSWER_TYPES if cue.search(query)]
+    asked = [(name, shape) for name, cue, shape in _ANSWER_TYPES if cue.search(query)]
+    if _SECRET_ASKED.search(query) and not _WHERE.search(query):
+        asked.append(("a secret (secrets are never saved)", _NOTHING))
+    return asked
 
 
 def _is_broad(query: str) -> bool:
