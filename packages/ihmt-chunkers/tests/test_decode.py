@@ -6,6 +6,8 @@ import codecs
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ihmt_chunkers import BinaryContentError, ChunkError, chunk, decode, split
 
@@ -38,11 +40,68 @@ def test_utf8_with_bom_round_trips() -> None:
     assert decoded.text.encode(decoded.encoding) == data
 
 
-def test_latin1_text_is_decoded_with_replacements_and_flagged() -> None:
-    decoded = decode("Canción de otoño, qué bien\n".encode("latin-1"))
-    assert decoded.lossy
-    assert decoded.encoding == "utf-8"
-    assert decoded.text.startswith("Canci\ufffdn")
+def test_latin1_text_is_detected_and_decoded_right_with_a_notice() -> None:
+    # Issue #13 D14: stored as "Reuni\ufffdn con Jos\ufffd en C\ufffddiz" with no notice.
+    decoded = decode("Reunión con José en Cádiz\n".encode("latin-1"))
+    assert decoded.text == "Reunión con José en Cádiz\n"
+    assert not decoded.lossy
+    assert decoded.encoding == "cp1252"
+    assert "not UTF-8" in decoded.notice and "cp1252" in decoded.notice
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("Canción de otoño, qué bien; el pingüino añade más.\n", "latin-1"),
+        ("Die Straße “mit Anführung” – kostet 5 €.\n", "cp1252"),
+        ("Привет, мир. Встреча завтра в десять часов утра.\n", "cp1251"),
+        ("会議は明日の十時です。資料を準備してください。\n", "shift_jis"),
+    ],
+)
+def test_legacy_encodings_are_detected(text: str, codec: str) -> None:
+    decoded = decode(text.encode(codec))
+    assert decoded.text == text
+    assert not decoded.lossy and decoded.notice
+
+
+def test_bytes_no_encoding_reads_cleanly_are_replaced_and_the_notice_says_so() -> None:
+    decoded = decode(b"plain words \x81\x8d\x8f\x90\x9d then more plain words here\n")
+    assert decoded.notice
+    assert decoded.lossy == ("\ufffd" in decoded.text)
+
+
+_SPANISH = ["año", "señal", "canción", "pingüino", "más", "¿qué?", "José", "Cádiz", "¡sí!"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    words=st.lists(
+        st.one_of(
+            st.sampled_from(_SPANISH),
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,.", min_size=2),
+        ),
+        min_size=4,
+        max_size=40,
+    )
+)
+def test_spanish_in_latin1_comes_back_exactly(words: list[str]) -> None:
+    text = " ".join(["La", "señal", *words])
+    assert decode(text.encode("latin-1")).text == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=400))
+def test_any_bytes_give_text_that_round_trips_or_a_binary_error(data: bytes) -> None:
+    try:
+        decoded = decode(data)
+    except BinaryContentError:
+        return
+    if decoded.encoding.startswith("utf"):
+        assert bool(decoded.notice) == decoded.lossy
+    else:
+        # A legacy encoding: nothing replaced, the text is exactly the bytes in it.
+        assert decoded.notice and not decoded.lossy
+        assert decoded.text.encode(decoded.encoding) == data
 
 
 def test_nul_bytes_are_binary() -> None:

@@ -35,9 +35,12 @@ def decode(data: bytes) -> Decoded:
        byte order. The mark is not part of the text.
     2. Otherwise a NUL byte anywhere means binary.
     3. Otherwise strict UTF-8.
-    4. Otherwise UTF-8 with U+FFFD for each invalid byte and ``lossy=True`` — unless
-       more than 30 % of the characters would be replaced, or more than 10 % are
-       control characters, which means binary.
+    4. Otherwise the legacy encoding ``charset-normalizer`` finds most likely (Latin-1,
+       Windows-1252, Shift-JIS…), when it decodes every byte into clean text; the
+       ``notice`` says which.
+    5. Otherwise UTF-8 with U+FFFD for each invalid byte and ``lossy=True`` (and a
+       notice) — unless more than 30 % of the characters would be replaced, or more
+       than 10 % are control characters, which means binary.
 
     Args:
         data: The raw content of a file or a request.
@@ -63,16 +66,89 @@ def decode(data: bytes) -> Decoded:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
+        detected = _detected(data)
+        if detected is not None:
+            return detected
         text = data.decode("utf-8", errors="replace")
         sample = text[:_SAMPLE]
-        if sample.count("\ufffd") > _MAX_REPLACED * max(1, len(sample)):
+        replaced = sample.count("\ufffd")
+        if replaced > _MAX_REPLACED * max(1, len(sample)):
             raise BinaryContentError(
                 "binary content: most bytes are not valid UTF-8 text", cause="undecodable"
             ) from None
         check_text(text)
-        return Decoded(text=text, encoding="utf-8", lossy=True)
+        return Decoded(
+            text=text,
+            encoding="utf-8",
+            lossy=True,
+            notice=f"not valid UTF-8 and of no encoding recognised: {text.count(chr(0xFFFD))} "
+            "byte(s) were replaced by U+FFFD",
+        )
     check_text(text)
     return Decoded(text=text, encoding="utf-8")
+
+
+_WESTERN = frozenset(
+    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿ"
+    "¡¿«»ºª°·€£¥©®±§¶´¨¸¬\u00a0‘’“”–—…•™"
+)
+# Among equally likely encodings, the common ones of the languages IHMT detects.
+_PREFERRED = ("cp1252", "latin_1", "iso8859_15", "cp1251", "koi8_r", "cp932", "gb18030")
+
+
+def _detected(data: bytes) -> Decoded | None:
+    """Text in a legacy encoding (Latin-1, Windows-1252, Shift-JIS…) decoded correctly,
+    with a notice saying so; None when no encoding reads all of it as clean text."""
+    encoding = "cp1252" if _is_western(data) else _likeliest(data)
+    if encoding is None:
+        return None
+    try:
+        # Strict: every byte must mean a character in that encoding.
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
+    try:
+        check_text(text)
+    except BinaryContentError:
+        return None
+    name = codecs.lookup(encoding).name
+    return Decoded(
+        text=text,
+        encoding=name,
+        notice=f"not UTF-8: read as {name} (detected), stored as UTF-8",
+    )
+
+
+def _is_western(data: bytes) -> bool:
+    """Windows-1252 (a superset of Latin-1's letters) reads every byte as a Western
+    letter or sign, and accented letters are a minority of the letters, as in English,
+    Spanish, French or German. (Short texts leave the detector's Latin code pages tied;
+    it may name a Central European or a DOS one.) Cyrillic in Windows-1251 also reads as
+    Western letters, but then nearly every letter is accented."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    high = [c for c in text if ord(c) >= 0x80]
+    if not high or any(c not in _WESTERN for c in high):
+        return False
+    letters = sum(1 for c in text if c.isalpha())
+    return sum(1 for c in high if c.isalpha()) <= 0.35 * letters
+
+
+def _likeliest(data: bytes) -> str | None:
+    from charset_normalizer import from_bytes  # a few ms to import: only for such files
+
+    # UTF-16 or -32 without a byte order mark is a guess the detector makes on noise.
+    matches = [m for m in from_bytes(data) if not m.encoding.startswith(("ascii", "utf"))]
+    if not matches:
+        return None
+    best_chaos = min(m.chaos for m in matches)
+    best = [m for m in matches if m.chaos == best_chaos]
+    top = max(m.coherence for m in best)
+    best = [m for m in best if m.coherence == top]
+    best.sort(key=lambda m: _PREFERRED.index(m.encoding) if m.encoding in _PREFERRED else 99)
+    return str(best[0].encoding)
 
 
 def check_text(text: str) -> None:

@@ -101,6 +101,10 @@ class Decoded:
     text: str
     """The decoded text, without a byte order mark."""
     encoding: str
-    """``utf-8``, ``utf-8-sig``, ``utf-16-le``, ``utf-16-be``, ``utf-32-le`` or ``utf-32-be``."""
+    """``utf-8``, ``utf-8-sig``, ``utf-16-le``, ``utf-16-be``, ``utf-32-le`` or ``utf-32-be``;
+    for text in another encoding, the Python codec it was detected as (``cp1252``…)."""
     lossy: bool = False
     """True when invalid UTF-8 bytes were replaced by U+FFFD."""
+    notice: str = ""
+    """What was done when the bytes were not UTF-8, in plain words for the user (the
+    encoding detected, or the bytes replaced); empty for UTF-8 text."""
