@@ -213,3 +213,24 @@ def test_the_value_of_a_secret_is_never_an_answer_but_where_it_is_kept_is(
     assert value.status == "not_found" and "secrets are never saved" in value.compact
     where = nav.search("Where is the kite MapTiler API key kept?")
     assert where.status == "found" and where.best is not None and where.best.id == kept
+
+
+def test_another_projects_memory_holding_more_ordinary_words_stays_below_an_in_scope_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(
+        store,
+        "crash reports of heron go to Bugsnag; crash reports reach Slack too.",
+        project="heron",
+    )
+    _put(store, "crash dumps of the osprey box are kept for a week.", project="heron")
+    mine = _put(store, "falcon error reports go to GlitchTip, self-hosted.", project="falcon")
+    nav = Navigator(store)
+    result = nav.search("where do crash reports go?", prefer_project="falcon")
+    assert result.best is not None and result.best.id == mine
+    # a word only another project's memory holds points at it
+    pointed = nav.search("where do osprey crash dumps go?", prefer_project="falcon")
+    assert pointed.best is not None and pointed.best.project == "heron"

@@ -320,7 +320,7 @@ class Navigator:
         groups = _word_groups(query, q_terms)
         scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
         if options.prefer_project:
-            self._in_scope_first(leaves, scores, groups, weights, q_terms, options)
+            self._in_scope_first(query, leaves, scores, groups, weights, q_terms, options)
         ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
         ranked = self._corrections_first(ranked, scores, options)
         best = ranked[0]
@@ -592,6 +592,7 @@ class Navigator:
 
     def _in_scope_first(
         self,
+        query: str,
         leaves: Sequence[Candidate],
         scores: dict[str, float],
         groups: Sequence[tuple[str, ...]],
@@ -602,9 +603,11 @@ class Navigator:
         """The current project's memories and global ones rank above other projects'.
 
         A project the question names counts as current (asked in kestrel, "what runs
-        tallyhub's staging?" is about tallyhub). Another project's memory comes first only
-        when it holds more of the question than anything in scope ("the osprey staging
-        host", asked in falcon, is heron's).
+        tallyhub's staging?" is about tallyhub). Another project's memory comes before an
+        in-scope one that answers only when the question points at it: it holds a name
+        of the question, or a word no other memory holds, that nothing in scope holds
+        ("the osprey staging host", asked in falcon, is heron's); even then, not before
+        in-scope memories that hold as much of the question.
         """
         named = {p for p in {c.entry.project for c in leaves} if _names(p, q_terms)}
 
@@ -612,15 +615,31 @@ class Navigator:
             project = cand.entry.project
             return project in ("", options.prefer_project) or project in named
 
-        inside = [
-            (_coverage(c, groups, weights), scores[c.entry.id]) for c in leaves if in_scope(c)
+        inside = [c for c in leaves if in_scope(c)]
+        held_inside = {t for c in inside for t in c.matched}
+        answering = [
+            scores[c.entry.id]
+            for c in inside
+            if not self._is_stray(c, q_terms, weights, _coverage(c, groups, weights))
         ]
+        unique = math.log(1 + (self._n - 0.5) / 1.5)  # the weight of a word one memory holds
+        names = set(_name_terms(query))
+        covered = [(_coverage(c, groups, weights), scores[c.entry.id]) for c in inside]
         for cand in leaves:
             if in_scope(cand):
                 continue
-            mine = _coverage(cand, groups, weights)
             score = scores[cand.entry.id]
-            cap = min((s for cov, s in inside if cov >= mine - 1e-9), default=None)
+            pointed = any(
+                t in q_terms
+                and t not in held_inside
+                and (t in names or weights.get(t, 0.0) >= unique - 1e-9)
+                for t in cand.matched
+            )
+            if pointed or not answering:
+                mine = _coverage(cand, groups, weights)
+                cap = min((s for cov, s in covered if cov >= mine - 1e-9), default=None)
+            else:
+                cap = min(answering)
             scores[cand.entry.id] = score if cap is None else min(score, cap * 0.999)
 
     def _project_split(
@@ -942,6 +961,17 @@ def _is_name(word: str, position: int) -> bool:
     if word.isupper() or any(ch.isupper() for ch in word[1:]):
         return True
     return position > 0 and word[0].isupper()
+
+
+def _name_terms(query: str) -> list[str]:
+    """The terms of the names in a question (identifiers, numbers, capitalised words
+    inside a sentence)."""
+    out: list[str] = []
+    for sentence in _SENTENCES.split(query):
+        for position, word in enumerate(_NAME_WORD.findall(sentence)):
+            if _is_name(word, position):
+                out.extend(terms(word))
+    return out
 
 
 def _bare_names(query: str) -> list[str]:
