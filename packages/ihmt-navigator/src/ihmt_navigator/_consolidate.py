@@ -350,6 +350,8 @@ class Consolidator:
         if touched:
             logger.info("rewrote %d branch summary(ies)", len(touched))
             self.refresh_root()
+            # The old summaries quoted what was forgotten: no trace of them in the index.
+            store.compact()
         return tuple(touched)
 
     def _document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:

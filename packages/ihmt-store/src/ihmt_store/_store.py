@@ -428,6 +428,7 @@ class Store:
         self._batch: _Batch | None = None
         self._batch_thread = 0
         self._disk_full = False
+        self._compact_due = False
         self.read_only = False
         """True when the store is on a read-only disk or folder: reads work, writes raise
         :class:`StoreIOError` saying so."""
@@ -831,6 +832,8 @@ class Store:
             self._clear_journal()
             if batch.scrub:
                 self._scrub()
+                # Summaries rewritten after a forget (by the caller) held its words too.
+                self._compact_due = True
 
     def _settle_after_failure(self) -> None:
         """Index what a failed batch left on disk; if even that fails, the journal stays
@@ -1074,6 +1077,19 @@ class Store:
                     index.detach_children(Path(rel).stem)
         except (StoreError, sqlite3.Error, OSError) as exc:
             logger.info("could not drop vanished files from the catalog yet: %s", exc)
+
+    def compact(self) -> None:
+        """Leave no trace of text deleted since the last :meth:`forget` in the index file.
+
+        :meth:`forget` does it for the leaf's own rows; a caller that then rewrites the
+        summaries that quoted the leaf (``Consolidator.refresh``) calls this after. A
+        no-op unless something was forgotten through this object since the last call.
+        """
+        if not self._compact_due or self.read_only:
+            return
+        with self._locked():
+            self._scrub()
+        self._compact_due = False
 
     def _scrub(self) -> None:
         try:
