@@ -196,7 +196,7 @@ def test_a_port_question_needs_a_number(make_store: Callable[..., Store]) -> Non
     _put(store, "Moved kite's Celery broker from Redis to Amazon SQS after a failover.")
     nav = Navigator(store)
     assert nav.search("What port does kite's Redis listen on?").status == "not_found"
-    _put(store, "kite's Redis listens on port 6380 inside the VPC.")
+    _put(store, "Inside the VPC, kite's Redis listens on port 6380.")
     answer = nav.search("What port does kite's Redis listen on?")
     assert answer.status == "found" and "6380" in answer.best.content  # type: ignore[union-attr]
 
@@ -234,3 +234,30 @@ def test_another_projects_memory_holding_more_ordinary_words_stays_below_an_in_s
     # a word only another project's memory holds points at it
     pointed = nav.search("where do osprey crash dumps go?", prefer_project="falcon")
     assert pointed.best is not None and pointed.best.project == "heron"
+
+
+def test_a_memory_holding_only_part_of_an_identifier_does_not_cover_it(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"Setup detail: box {n} got a data disk (ticket DATA-90{n:03}).")
+    tracked = _put(store, "The worker pool moved to PostgreSQL 16; tracked in DATA-47142.")
+    result = Navigator(store).search("What do we know about ticket DATA-47142?")
+    assert result.best is not None and result.best.id == tracked
+
+
+def test_a_broad_question_is_about_its_subject_not_how_it_is_asked(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(40):
+        _put(store, f"filler note {n} about lunch")
+    eks = {
+        _put(store, "tally moved onto EKS with Karpenter for nodes."),
+        _put(store, "kubectl for prod: aws eks update-kubeconfig --name tally-eks-prod."),
+        _put(store, "EKS upgrade to 1.31 went through a blue/green node group."),
+    }
+    result = Navigator(store).search("Summarize the EKS setup.")
+    assert result.status == "found" and result.broad
+    assert {h.id for h in result.results} == eks

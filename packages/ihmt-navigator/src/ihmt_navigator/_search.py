@@ -94,7 +94,7 @@ _ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
     (
         "a port",
         re.compile(r"\b(port|puerto)\b", re.IGNORECASE),
-        re.compile(r"(?<![\d.])\d{2,5}(?![\d.])"),
+        re.compile(r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
     ),
     (
         "an IP address",
@@ -296,7 +296,11 @@ class Navigator:
         self._n = max(store.count(), 1)
         self._paths = {}
         self._texts = {}
-        q_terms = [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
+        # "Summarize", "tell me about": how a broad question is asked, not what about.
+        asking = set(terms(" ".join(m.group(0) for m in _BROAD_CUES.finditer(query))))
+        q_terms = [
+            t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF and t not in asking
+        ]
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
             return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
@@ -358,7 +362,7 @@ class Navigator:
                 )
 
         if broad:
-            ranked = self._broad_order(ranked, scores, options)
+            ranked = self._broad_order(ranked, leaves, groups, weights, options)
         else:
             ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
             asked = _asked_for(query)
@@ -750,11 +754,19 @@ class Navigator:
         }
 
     def _broad_order(
-        self, ranked: Sequence[Candidate], scores: dict[str, float], options: SearchOptions
+        self,
+        ranked: Sequence[Candidate],
+        found: Sequence[Candidate],
+        groups: Sequence[tuple[str, ...]],
+        weights: dict[str, float],
+        options: SearchOptions,
     ) -> list[Candidate]:
         """A broad question is answered by the set of memories about its subject: current
-        ones first, each ahead of the history it corrected."""
+        ones first, those that themselves hold most of the subject ahead (a correction
+        that does not name the subject comes after), history last."""
+        own = {c.entry.id: (_coverage(c, groups, weights), c.score) for c in found}
         current = [c for c in ranked if not self._is_outdated(c.entry, options)]
+        current.sort(key=lambda c: own.get(c.entry.id, (0.0, 0.0)), reverse=True)
         history = [c for c in ranked if self._is_outdated(c.entry, options)]
         return current + history
 
@@ -1023,14 +1035,14 @@ def _word_groups(query: str, q_terms: Sequence[str]) -> list[tuple[str, ...]]:
 def _coverage(
     cand: Candidate, groups: Sequence[tuple[str, ...]], weights: dict[str, float]
 ) -> float:
-    """The share of the question's words (weighted by rarity) that ``cand`` holds."""
+    """The share of the question's words (weighted by rarity) that ``cand`` holds: a word
+    counts once, for the rarest of its terms the memory holds ("DATA-47142" is not held by
+    a memory that only says "data")."""
     matched = set(cand.matched)
     total = got = 0.0
     for group in groups:
-        weight = max(weights.get(t, 0.0) for t in group)
-        total += weight
-        if matched.intersection(group):
-            got += weight
+        total += max(weights.get(t, 0.0) for t in group)
+        got += max((weights.get(t, 0.0) for t in group if t in matched), default=0.0)
     return min(1.0, got / total) if total > 0 else 0.0
 
 
