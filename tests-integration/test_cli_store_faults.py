@@ -158,3 +158,17 @@ def test_a_domain_folder_linked_out_of_the_store_is_refused(cli: Cli, tmp_path: 
     done = cli("save", "--domain", "personal", "my flat is in Ruzafa", ok=False)
     assert "symbolic link" in done.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_a_top_branch_deleted_by_hand_is_repaired_by_the_next_save(cli: Cli) -> None:
+    # Issue #13 D12: repaired on the next write, not only by rebuild.
+    for i in range(10):
+        cli.save(f"host h{i} of the falcon fleet runs service s{i}")
+    cli("-q", "consolidate", "--force")
+    top = max((cli.store / "layers").rglob("*.json"), key=lambda p: int(p.parent.name))
+    top.unlink()
+    cli.save("host h10 of the falcon fleet runs service s10")
+    stats = cli.stats()
+    on_disk = len(list((cli.store / "layers").rglob("*.json")))
+    assert (stats["unreachable"], stats["branches"], stats["leaves"]) == (0, on_disk, 11)
+    assert top.stem not in cli("tree").stdout

@@ -343,3 +343,15 @@ def test_a_leaf_linked_out_of_the_store_is_not_followed_nor_forgotten_by_its_lin
     assert report.leaves == 0
     assert "outside the store" in report.problems[0].reason
     store.close()
+
+
+def test_a_top_branch_deleted_by_hand_leaves_the_catalog_at_the_next_consolidation(
+    tmp_path: Path,
+) -> None:
+    # The next writer after a save (consolidation) starts from the loose items: a top
+    # branch whose file is gone is dropped there and its children go back to the trunk.
+    store, ids, branch = _two_layers(tmp_path / "m")
+    (tmp_path / "m" / store.branch_path(branch.node_id, 1)).unlink()
+    assert sorted(e.id for e in store.unparented()) == sorted(ids)
+    assert store.stats().branches == 0
+    store.close()

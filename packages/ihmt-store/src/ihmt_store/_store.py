@@ -1330,8 +1330,28 @@ class Store:
 
     @_healing
     def unparented(self, layer: int | None = None, domain: str | None = None) -> list[Entry]:
-        """Items no branch summarises yet (the trunk references them), oldest first."""
-        return self._idx.loose(layer, None if domain is None else safe_domain(domain))
+        """Items no branch summarises yet (the trunk references them), oldest first.
+
+        A loose item whose file was deleted by hand leaves the catalog here (its children
+        join the list): consolidation, the next write after a save, starts from this.
+        """
+        wanted = None if domain is None else safe_domain(domain)
+        loose = self._idx.loose(layer, wanted)
+        vanished = self._vanished(loose)
+        if vanished:
+            self._heal(vanished)
+            loose = self._idx.loose(layer, wanted)
+        return loose
+
+    def _vanished(self, entries: Iterable[Entry]) -> list[str]:
+        """Paths of ``entries`` whose file is gone (not staged by this thread's batch)."""
+        own = self._own_batch()
+        return [
+            e.path
+            for e in entries
+            if (own is None or e.path not in own.pending)
+            and not os.path.lexists(self.path / e.path)
+        ]
 
     @_healing
     def open_branch(self, domain: str, layer: int, below: int) -> Entry | None:
@@ -1434,18 +1454,14 @@ class Store:
             common=common,
         )
         out = []
-        vanished = []
-        own = self._own_batch()
+        vanished = set(self._vanished(entry for entry, _, _ in rows))
         for entry, score, present in rows:
-            if (own is None or own.read(entry.path) is None) and not os.path.lexists(
-                self.path / entry.path
-            ):
-                vanished.append(entry.path)
+            if entry.path in vanished:
                 continue
             matched = tuple(t for t in dict.fromkeys(query_terms) if t in present)
             out.append(Candidate(entry=entry, score=score, matched=matched))
         if vanished:
-            self._heal(vanished)
+            self._heal(sorted(vanished))
         return out
 
     @_healing
