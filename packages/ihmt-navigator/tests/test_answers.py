@@ -261,3 +261,20 @@ def test_a_broad_question_is_about_its_subject_not_how_it_is_asked(
     result = Navigator(store).search("Summarize the EKS setup.")
     assert result.status == "found" and result.broad
     assert {h.id for h in result.results} == eks
+
+
+def test_a_longer_memory_of_another_project_still_splits_a_question_asked_in_none(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    short = _put(store, "falcon is on Python 3.11.", project="falcon")
+    long = _put(
+        store,
+        "heron is now on PyTorch 2.5 / CUDA 12.4 / Python 3.12, with uv instead of conda.",
+        project="heron",
+    )
+    result = Navigator(store).search("Which Python version are we on?")
+    assert result.status == "ambiguous"
+    assert {h.id for h in result.results} == {short, long}

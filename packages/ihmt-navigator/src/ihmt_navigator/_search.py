@@ -662,11 +662,13 @@ class Navigator:
         if _names(best.entry.project, list(weights)):
             return []
         per_project: dict[str, Candidate] = {}
-        for cand in ranked[:NAMESAKE_POOL]:
+        for cand in ranked:
             project = cand.entry.project
             if not project or project in per_project or self._is_outdated(cand.entry, options):
                 continue
-            if scores[cand.entry.id] < tie_floor or not _indistinct(best, cand, weights):
+            if scores[cand.entry.id] < 0.5 * scores[best.entry.id] or not _indistinct(
+                best, cand, weights
+            ):
                 continue
             if cand is not best and self._same_subject(best, cand):
                 continue
