@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from ihmt_navigator import Navigator
 from ihmt_store import Store
 from ihmt_store.testing import make_leaf
@@ -278,3 +280,41 @@ def test_a_longer_memory_of_another_project_still_splits_a_question_asked_in_non
     result = Navigator(store).search("Which Python version are we on?")
     assert result.status == "ambiguous"
     assert {h.id for h in result.results} == {short, long}
+
+
+def test_a_period_in_the_question_prefers_memories_dated_in_it(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    _put(
+        store, "Duplicate invoices: a retry storm sent two invoices to 12 firms.", when="2022-09-01"
+    )
+    april = _put(
+        store, "Duplicate invoices went out after two beat schedulers ran.", when="2023-04-04"
+    )
+    result = Navigator(store).search("What caused the duplicate invoices in April 2023?")
+    assert result.best is not None and result.best.id == april
+    # with as_of, the period says what held then, not when it was written
+    then = Navigator(store).search(
+        "What caused the duplicate invoices in April 2023?", as_of="2023-04-30"
+    )
+    assert then.status == "found"
+
+
+@pytest.mark.parametrize(
+    ("question", "span"),
+    [
+        ("Who was my manager in mid-2024?", ("2024-05-01", "2024-08-31")),
+        ("What broke in April 2023?", ("2023-04-01", "2023-04-30")),
+        ("Where was I living at the end of 2024?", ("2024-10-01", "2024-12-31")),
+        ("¿Quién era el dueño de producto a finales de 2023?", ("2023-09-01", "2023-12-31")),
+        ("What changed in 2022?", ("2022-01-01", "2022-12-31")),
+        ("What was the bug in kestrel 1.4.2?", None),
+    ],
+)
+def test_the_period_a_question_names(question: str, span: tuple[str, str] | None) -> None:
+    from ihmt_navigator._search import _time_span
+
+    assert _time_span(question)[0] == span

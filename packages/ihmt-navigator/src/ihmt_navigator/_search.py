@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from ihmt_navigator._records import Hit, SearchResult
@@ -37,6 +37,9 @@ memories (p50 ~10 ms → ~5 ms); the benchmark's quality figures did not move (s
 the held-out seed 1, 5,000 and 50,000 memories; same status and best memory on all 400
 questions of seed 0 at 50,000)."""
 CLUE_BOTH = 1.6
+IN_PERIOD = CLUE_BOTH
+"""A memory dated in the period the question names ("in April 2023") matches it as a
+memory holding the clue does: the question's time is a clue about which memory."""
 CLUE_ONE = 0.7
 OTHER_PROJECT = 0.6
 """Score factor for a memory of another project when a current project is given."""
@@ -54,6 +57,7 @@ _QUERY_FLUFF_WORDS = """
 know knew tell remember recall say said mention mentioned anything something thing things stuff
 please again current currently latest memory memories stored saved note notes info information
 sabemos saber sabes recuerdas recuerda dime dijimos dije cosa cosas algo actual actualmente
+whose use uses used using come comes
 """
 QUERY_FLUFF: frozenset[str] = frozenset(terms(_QUERY_FLUFF_WORDS))
 """Words of how a question is asked, not of what it is about (normalised)."""
@@ -119,6 +123,59 @@ _NOTHING = re.compile(r"(?!)")
 """Saves refuse secrets, so no memory holds the value of a password or a key: asked for
 one ("what's the MapTiler API key?"), the answer is NOT FOUND. Where one is kept is a
 fair question ("where is the staging password?")."""
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            "january enero jan ene",
+            "february febrero feb",
+            "march marzo mar",
+            "april abril apr abr",
+            "may mayo",
+            "june junio jun",
+            "july julio jul",
+            "august agosto aug ago",
+            "september septiembre setiembre sep sept",
+            "october octubre oct",
+            "november noviembre nov",
+            "december diciembre dec dic",
+        ),
+        start=1,
+    )
+    for name in names.split()
+}
+_PART = {
+    "early": (1, 4), "mid": (5, 8), "middle of": (5, 8), "late": (9, 12), "start of": (1, 3),
+    "beginning of": (1, 3), "end of": (10, 12), "principios de": (1, 4), "mediados de": (5, 8),
+    "finales de": (9, 12), "fines de": (9, 12),
+}  # fmt: skip
+_TIME_EXPR = re.compile(
+    r"\b(?:(?P<part>early|mid|middle of|late|start of|beginning of|end of|principios de|"
+    r"mediados de|finales de|fines de)[\s-]+(?:the\s+)?)?(?:(?P<month>"
+    + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r")\.?\s+(?:(?:of|de)\s+)?)?(?P<year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def _time_span(query: str) -> tuple[tuple[str, str] | None, str]:
+    """The period a question names ("in April 2023", "mid-2024", "a finales de 2023") as
+    (first day, last day), and the question without it."""
+    match = _TIME_EXPR.search(query)
+    if match is None:
+        return None, query
+    year = int(match.group("year"))
+    month = match.group("month")
+    part = (match.group("part") or "").lower()
+    if month:
+        first = last = _MONTHS[month.lower()]
+    else:
+        first, last = _PART.get(" ".join(part.split()), (1, 12))
+    end = date(year + (last == 12), last % 12 + 1, 1) - timedelta(days=1)
+    span = (f"{year:04d}-{first:02d}-01", end.isoformat())
+    return span, query[: match.start()] + " " + query[match.end() :]
 
 
 def is_test_path(source: str) -> bool:
@@ -296,11 +353,14 @@ class Navigator:
         self._n = max(store.count(), 1)
         self._paths = {}
         self._texts = {}
-        # "Summarize", "tell me about": how a broad question is asked, not what about.
+        # "Summarize", "tell me about": how a broad question is asked, not what about;
+        # "in April 2023": when, which the memories' dates answer better than their words.
         asking = set(terms(" ".join(m.group(0) for m in _BROAD_CUES.finditer(query))))
-        q_terms = [
-            t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF and t not in asking
-        ]
+        span, timeless = _time_span(query)
+        words = [t for t in dict.fromkeys(terms(timeless)) if t not in QUERY_FLUFF]
+        if not words:
+            span, words = None, [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
+        q_terms = [t for t in words if t not in asking]
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
             return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
@@ -323,6 +383,10 @@ class Navigator:
         weights = self._term_weights(q_terms)
         groups = _word_groups(query, q_terms)
         scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
+        if span is not None and options.as_of is None:
+            for cand in leaves:
+                if span[0] <= cand.entry.timestamp[:10] <= span[1]:
+                    scores[cand.entry.id] *= IN_PERIOD
         if options.prefer_project:
             self._in_scope_first(query, leaves, scores, groups, weights, q_terms, options)
         ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
