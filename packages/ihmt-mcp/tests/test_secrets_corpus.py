@@ -70,6 +70,9 @@ POSITIVES: list[str] = [
 ]
 
 NEGATIVES: list[str] = [
+    "Password manager is Proton Pass (family plan shared with Inés); each client gets a vault.",
+    "The password rotation policy is quarterly for every service account.",
+    "Nuestro gestor de contraseñas es Bitwarden, con una bóveda por cliente.",
     "The password reset flow sends an email with a one-time link.",
     "Passwords must be at least 12 characters and are hashed with argon2.",
     "The wifi password is on the fridge.",

@@ -112,7 +112,11 @@ _ASSIGNMENT = re.compile(
 # "la contraseña del router es X", "mi clave era X", "pw: X".
 _PROSE = re.compile(
     r"(?i)\b(?P<word>passwords?|passphrase|passcode|passwd|pwd|pw|pin|contraseña|contrasena|"
-    r"clave)\b[^.\n:=]{0,60}?\s(?:is|was|are|es|era|será|sería|fue)\s{1,4}"
+    r"clave)\b"
+    # "the password manager is Proton Pass": the sentence is about something else
+    r"(?!\s+(?:managers?|policy|policies|rotation|reset|vault|hint|length|rules?|strength|"
+    r"requirements?|expiry|generator|store)\b)"
+    r"[^.\n:=]{0,60}?\s(?:is|was|are|es|era|será|sería|fue)\s{1,4}"
     r"(?:now\s|ahora\s|still\s|todavía\s|:\s?|"
     r"(?:changed|set|reset|updated|cambiad[ao]|puest[ao])\s{1,4}(?:to|a)\s{1,4})?"
     r"(?P<value>\S{1,200})"
