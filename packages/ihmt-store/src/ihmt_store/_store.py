@@ -356,15 +356,21 @@ def _healing(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatena
             if self._own_batch() is not None:
                 raise  # inside a write: the write's own handler settles it
             if not _is_corrupt(exc):
-                raise _index_error(exc, self.path) from exc
+                raise _index_error(exc, self.path, reading=True) from exc
             self._repair_corrupt_index(exc)
         return method(self, *args, **kwargs)
 
     return wrapper
 
 
-def _index_error(exc: sqlite3.Error, path: Path) -> StoreIOError:
-    """A failed index write in plain words (a full disk says so)."""
+def _index_error(exc: sqlite3.Error, path: Path, *, reading: bool = False) -> StoreIOError:
+    """A failed index write (or read) in plain words (a full disk says so)."""
+    if reading:
+        return StoreIOError(
+            f"the search index could not be read ({exc}); 'ihmt rebuild' recreates it from "
+            "the memory files",
+            path=path / STATE_DIR / INDEX_FILE,
+        )
     if _disk_is_full(exc, path / STATE_DIR / INDEX_FILE):
         return StoreIOError(
             "the disk is full; free some space and try again (nothing was changed; "
