@@ -339,3 +339,19 @@ def test_a_refused_secret_reaches_neither_disk_nor_logs(
         if path.is_file():
             assert secret.encode() not in path.read_bytes()
     assert Store.open(memory.store.path).stats().leaves == 0
+
+
+def test_ingesting_a_latin1_file_stores_the_right_text_and_says_how_it_was_read(
+    memory: Memory, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notas.txt"
+    notes.write_bytes(
+        "Reunión con José en Cádiz: la migración de facturación se hará en marzo.\n".encode(
+            "latin-1"
+        )
+    )
+    report = memory.ingest([notes])
+    assert report.leaves == 1
+    assert any(n.startswith("notas.txt: not UTF-8: read as") for n in report.notices)
+    found = memory.search("reunión José Cádiz")
+    assert found.best is not None and "Reunión con José en Cádiz" in found.best.content

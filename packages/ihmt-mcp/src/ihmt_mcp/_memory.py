@@ -620,7 +620,7 @@ class Memory:
             with self.store.batch():
                 for done, (name, full) in enumerate(group, start + 1):
                     leaves = self._ingest_one(
-                        name, full, text, doc_type, wanted_domain, proj, tags, skipped
+                        name, full, text, doc_type, wanted_domain, proj, tags, skipped, notices
                     )
                     if leaves:
                         stored = self.store.put_leaves(leaves)
@@ -653,8 +653,10 @@ class Memory:
         proj: str,
         tags: Sequence[str],
         skipped: list[tuple[str, str]],
+        notices: list[str],
     ) -> list[Leaf]:
-        """The leaves of one file (or of the given text); reasons to skip go to ``skipped``."""
+        """The leaves of one file (or of the given text); reasons to skip go to ``skipped``,
+        what was done to read it (an encoding detected) to ``notices``."""
         if full is None:
             body = text or ""
         else:
@@ -662,7 +664,10 @@ class Memory:
                 if full.stat().st_size > MAX_FILE_BYTES:
                     skipped.append((name, "larger than 2 MiB"))
                     return []
-                body = decode(full.read_bytes()).text
+                decoded = decode(full.read_bytes())
+                body = decoded.text
+                if decoded.notice:
+                    notices.append(f"{name}: {decoded.notice}")
             except BinaryContentError:
                 skipped.append((name, "binary"))
                 return []
