@@ -694,3 +694,24 @@ def test_common_terms_rank_only_documents_holding_a_rarer_query_term(tmp_path: P
     assert store.candidates("staging deploy", limit=5, common=0.05)[0].entry.id == (
         store.candidates("staging deploy", limit=5)[0].entry.id
     )
+
+
+def test_an_index_of_an_older_normalisation_is_rebuilt_so_new_word_forms_meet(
+    tmp_path: Path,
+) -> None:
+    store = Store.create(tmp_path / "m")
+    leaf = store.put_leaf(make_leaf("Cutting a release: run the release script on main."))
+    store.close()
+    db = tmp_path / "m" / "state" / "index.sqlite3"
+    with sqlite3.connect(db) as conn:
+        # an index written before "cutting" met "cut" (schema 6) holds other terms: here,
+        # none at all, so only a rebuild can answer
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema'")
+        conn.execute("DELETE FROM fts")
+    reopened = Store.open(tmp_path / "m")
+    try:
+        found = reopened.candidates("how are releases cut")
+        assert [c.entry.id for c in found if c.entry.kind == "leaf"] == [leaf.leaf_id]
+        assert "cut" in found[0].matched
+    finally:
+        reopened.close()

@@ -48,6 +48,10 @@ def test_stop_words_in_english_and_spanish_are_dropped() -> None:
         ("host", "hosts"),
         ("instalación", "instalaciones"),
         ("rápidamente", "rápida"),
+        ("cut", "cutting"),
+        ("plan", "planned"),
+        ("ship", "shipping"),
+        ("roll", "rolling"),
     ],
 )
 def test_light_stemming_joins_word_forms(a: str, b: str) -> None:

@@ -105,6 +105,10 @@ def fold(word: str) -> str:
     return _strip_accents(word).casefold()
 
 
+_DOUBLING = frozenset({"ing", "ings", "ed", "er", "ers"})
+_DOUBLED = frozenset("bdgmnprt")
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Reduce an already folded word with a light English/Spanish suffix stemmer."""
@@ -112,7 +116,13 @@ def stem(word: str) -> str:
         return word
     for suffix, replacement, min_stem in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
-            return word[: len(word) - len(suffix)] + replacement
+            root = word[: len(word) - len(suffix)] + replacement
+            # "cutting", "planned", "shipped": the doubled consonant belongs to the
+            # suffix, so they meet "cut", "plan", "ship" (not "ll", "ss", "zz": "rolling").
+            doubled = len(root) >= 3 and root[-1] == root[-2] and root[-1] in _DOUBLED
+            if doubled and suffix in _DOUBLING:
+                root = root[:-1]
+            return root
     return word
 
 
