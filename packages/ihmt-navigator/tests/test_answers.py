@@ -318,3 +318,30 @@ def test_the_period_a_question_names(question: str, span: tuple[str, str] | None
     from ihmt_navigator._search import _time_span
 
     assert _time_span(question)[0] == span
+
+
+def test_a_version_question_is_answered_only_by_a_memory_naming_the_thing(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "kite's rust-toolchain.toml now pins 1.84.0.", project="kite")
+    _put(store, "tero's GPU capped at 300 W with nvidia-smi -pl 300.", project="lab")
+    nav = Navigator(store)
+    pinned = nav.search("What Rust version is kite's toolchain pinned to?")
+    assert pinned.status == "found" and "1.84.0" in pinned.best.content  # type: ignore[union-attr]
+    assert nav.search("Which Redis version does kite depend on?").status == "not_found"
+    driver = nav.search("Which NVIDIA driver version is installed on tero?")
+    assert driver.status == "not_found" and "driver version" in driver.compact
+
+
+def test_how_old_needs_an_age_or_a_birth_date(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "The old ThinkPad became the test machine.")
+    nav = Navigator(store)
+    assert nav.search("How old is the ThinkPad?").status == "not_found"
+    _put(store, "The ThinkPad was bought in 2019, so it is 6 years old now.")
+    assert nav.search("How old is the ThinkPad?").status == "found"

@@ -101,6 +101,15 @@ _ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
     ),
     (
+        "an age or a birth date",
+        re.compile(r"\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b", re.IGNORECASE),
+        re.compile(
+            r"\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
+            r"cumplea[nñ]os|\bage\b|\bedad\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         "an IP address",
         re.compile(r"\bIP\b"),
         re.compile(r"\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}", re.IGNORECASE),
@@ -118,6 +127,14 @@ _SECRET_ASKED = re.compile(
     r"\b(password|passphrase|api[ -]?key|secret key|access key|token|contrase[nñ]a)s?\b",
     re.IGNORECASE,
 )
+_VERSION_OF = re.compile(
+    r"\b(?:which|what|qu[eé])\s+(?:\S+\s+){0,3}?(?P<before>[\w.+#-]+)\s+versions?\b"
+    r"|\bversi(?:on|ón)(?:es|s)?\s+(?:of|de|del)\s+(?P<after>[\w.+#-]+)",
+    re.IGNORECASE,
+)
+"""'Which NVIDIA driver version…', 'the version of Postgres': the thing whose version is
+asked for, which the answer must name ('Which Redis version does kestrel depend on?' is
+not answered by kestrel's Rust version)."""
 _WHERE = re.compile(r"\b(where|d[oó]nde|which vault|how do i get)\b", re.IGNORECASE)
 _NOTHING = re.compile(r"(?!)")
 """Saves refuse secrets, so no memory holds the value of a password or a key: asked for
@@ -1132,7 +1149,17 @@ def _asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
     asked = [(name, shape) for name, cue, shape in _ANSWER_TYPES if cue.search(query)]
     if _SECRET_ASKED.search(query) and not _WHERE.search(query):
         asked.append(("a secret (secrets are never saved)", _NOTHING))
+    versioned = _VERSION_OF.search(query)
+    if versioned:
+        thing = versioned.group("before") or versioned.group("after")
+        asked.append((f"a {thing} version", _version_of(thing)))
     return asked
+
+
+def _version_of(thing: str) -> re.Pattern[str]:
+    """A memory that gives ``thing``'s version names it, with a number."""
+    word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
+    return re.compile(word + r".*\d|\d.*" + word, re.IGNORECASE | re.DOTALL)
 
 
 def _is_broad(query: str) -> bool:
