@@ -73,3 +73,9 @@ def test_token_estimate_is_four_characters_a_token() -> None:
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("abcde") == 2
     assert estimate_tokens("x" * 4000) == 1000
+
+
+def test_an_acronym_plural_is_the_acronym() -> None:
+    assert terms("IDs") == terms("ID") == ["id"]
+    assert terms("URLs") == terms("URL")
+    assert terms("the PRs") == terms("the PR")

@@ -126,8 +126,14 @@ def stem(word: str) -> str:
     return word
 
 
+_ACRONYMS = re.compile(r"[A-Z]{2,}s")
+
+
 def _pieces(raw: str) -> list[str]:
-    """Split one raw word (letters and digits) into its CamelCase parts."""
+    """Split one raw word (letters and digits) into its CamelCase parts ("IDs", "URLs"
+    are the plural of one acronym, not "I" and "Ds")."""
+    if _ACRONYMS.fullmatch(raw):
+        return [raw[:-1]]
     parts = _CAMEL.findall(raw)
     return parts if parts else [raw]
 
