@@ -345,3 +345,17 @@ def test_how_old_needs_an_age_or_a_birth_date(make_store: Callable[..., Store]) 
     assert nav.search("How old is the ThinkPad?").status == "not_found"
     _put(store, "The ThinkPad was bought in 2019, so it is 6 years old now.")
     assert nav.search("How old is the ThinkPad?").status == "found"
+
+
+def test_a_modest_answer_is_found_and_says_its_confidence_is_low(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "cropscan run names follow <backbone>-<imgsize>-<yyyymmdd>.", project="crop")
+    _put(store, "Start a cropscan training run with python -m cropscan.train.", project="crop")
+    result = Navigator(store).search("What's the naming scheme for cropscan training runs?")
+    assert result.status == "found" and len(result.results) == 2
+    assert result.confidence < 0.4
+    assert "Low confidence" in result.compact

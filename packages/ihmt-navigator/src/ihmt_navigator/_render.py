@@ -10,6 +10,9 @@ from ihmt_store import estimate_tokens, terms
 __all__ = ["best_passage", "render"]
 
 LINE_CHARS = 150
+LOW_CONFIDENCE = 0.4
+"""Below this, a FOUND answer says its confidence is low (under two thirds of the
+question's weight matched, with no margin over the next memory)."""
 
 
 def best_passage(text: str, query_terms: Sequence[str], budget_tokens: int) -> Passage:
@@ -124,6 +127,11 @@ def render(
     if best.project:
         head += f" · from project {best.project}"
     out.append(head)
+    if confidence < LOW_CONFIDENCE and len(results) > 1:
+        out.append(
+            "Low confidence: the question's words only partly match. Check the other "
+            "matches below before relying on the first one."
+        )
     out.append(f"Best memory [{_date(best)}] {_where(best)} ({best.id}):")
     if best.passage is not None:
         p = best.passage
