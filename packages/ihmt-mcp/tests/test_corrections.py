@@ -108,3 +108,29 @@ def test_a_long_hint_is_not_echoed_whole(memory: Memory) -> None:
     hint = "unrelated words " * 5_000
     new = memory.save("swift deploys on Mondays.", project="swift", replaces=hint)
     assert len(new.replaced.message) < 1_000
+
+
+def test_a_hint_naming_two_memories_marks_both(memory: Memory) -> None:
+    for n in range(20):
+        memory.save(f"Lunch note {n}: the canteen serves soup on day {n}.", project="")
+    tofu = memory.save(
+        "wren-infra migrated from Terraform 1.5.7 to OpenTofu 1.8 and encrypts its state.",
+        project="wren-infra",
+        date="2024-11-19",
+    ).ids[0]
+    lock = memory.save(
+        "wren-infra keeps state in S3 with DynamoDB locking on the wren-locks table.",
+        project="wren-infra",
+        date="2022-06-20",
+    ).ids[0]
+    memory.save("wren-infra CI runs tflint on every PR.", project="wren-infra", date="2023-01-01")
+    new = memory.save(
+        "wren-infra moved up to OpenTofu 1.10 and dropped DynamoDB locking for S3 lockfiles.",
+        project="wren-infra",
+        date="2025-09-01",
+        replaces="wren-infra on OpenTofu 1.8 with DynamoDB locking",
+    )
+    assert new.replaced.status == "replaced"
+    assert set(new.replaced.replaced) == {tofu, lock}
+    assert _entry_outdated_by(memory, tofu) == _entry_outdated_by(memory, lock) == new.ids[0]
+    assert tofu in new.replaced.message and lock in new.replaced.message

@@ -28,6 +28,8 @@ from ihmt_mcp.errors import ContentTooLargeError, EmptyContentError, SecretRefus
 from ihmt_navigator import (
     ConsolidationReport,
     Consolidator,
+    CorrectionMatch,
+    Hit,
     Navigator,
     SearchResult,
     StoreFrequencies,
@@ -384,65 +386,69 @@ class Memory:
         return Consolidator(self.store, self.summarizer).consolidate(domains=sorted(domains))
 
     # ------------------------------------------------------------------ replaces
-    def _find_replaced(self, words: str, project: str) -> SearchResult:
-        """The earlier memory of ``project`` that ``words`` describes, whatever its status
-        (looked up before the new one is written)."""
+    def _find_replaced(self, words: str, project: str) -> CorrectionMatch:
+        """The earlier memories of ``project`` that ``words`` describes, whatever their
+        status (looked up before the new one is written)."""
         return self.navigator.find_corrected(words, project=project, limit=5)
 
     def _settle_replace(
-        self, found: SearchResult, new_ids: tuple[str, ...], words: str
+        self, found: CorrectionMatch, new_ids: tuple[str, ...], words: str
     ) -> ReplaceOutcome:
-        """Mark the memory the hint describes, or mark nothing and list the candidates."""
+        """Mark the memories the hint describes, or mark nothing and list the candidates."""
         new_id = new_ids[0]
         hint = _clip(words, 120)
-        leaves = [h for h in found.results if h.kind == "leaf" and h.id not in new_ids]
+        targets = [h for h in found.targets if h.id not in new_ids]
+        others = [h for h in found.candidates if h.id not in new_ids]
 
-        def listing() -> list[str]:
+        def listing(hits: Sequence[Hit]) -> list[str]:
             return [
                 f"{number}. [{hit.timestamp[:10]}] {_clip(hit.excerpt or hit.title, 110)}"
                 f"{' [already OUTDATED]' if hit.outdated else ''} → "
                 f'mark_outdated(old_id="{hit.id}", new_id="{new_id}")'
-                for number, hit in enumerate(leaves, 1)
+                for number, hit in enumerate(hits, 1)
             ]
 
-        if found.status == "not_found" or not leaves:
+        if found.status == "ambiguous":
+            lines = [
+                f'REPLACES: {len(others)} earlier memories fit "{hint}" about equally well, so '
+                "none was marked (a wrong mark would hide a true memory). Ask the user which "
+                "one this corrects (or pick the obvious one), then make that call:"
+            ]
+            return ReplaceOutcome(
+                status="ambiguous",
+                candidates=tuple(h.id for h in others),
+                message="\n".join([*lines, *listing(others)]),
+            )
+        if found.status == "not_found" or not targets:
             lines = [
                 f'REPLACES: no earlier memory of this project holds "{hint}", so nothing was '
                 "marked OUTDATED. If one of these is the memory it corrects, make that call; "
                 "otherwise find it with search_memory:"
-                if leaves
+                if others
                 else f'REPLACES: no earlier memory of this project matches "{hint}", so nothing '
                 "was marked OUTDATED. If one exists, find it with search_memory and call "
                 f'mark_outdated(old_id="…", new_id="{new_id}").'
             ]
             return ReplaceOutcome(
                 status="not_found",
-                candidates=tuple(h.id for h in leaves),
-                message="\n".join([*lines, *listing()]),
+                candidates=tuple(h.id for h in others),
+                message="\n".join([*lines, *listing(others)]),
             )
-        if found.status == "ambiguous":
-            lines = [
-                f'REPLACES: {len(leaves)} earlier memories fit "{hint}" about equally well, so '
-                "none was marked (a wrong mark would hide a true memory). Ask the user which "
-                "one this corrects (or pick the obvious one), then make that call:"
-            ]
-            return ReplaceOutcome(
-                status="ambiguous",
-                candidates=tuple(h.id for h in leaves),
-                message="\n".join([*lines, *listing()]),
-            )
-        winner = leaves[0]
-        self.timeline.supersede(winner.id, new_id, reason=f"replaced: {words.strip()}"[:200])
-        logger.info("%s supersedes %s", new_id, winner.id)
+        for target in targets:
+            self.timeline.supersede(target.id, new_id, reason=f"replaced: {words.strip()}"[:200])
+            logger.info("%s supersedes %s", new_id, target.id)
+        marked = "; ".join(
+            f'the memory of {t.timestamp[:10]} ({t.id}) "{_clip(t.excerpt or t.title, 110)}"'
+            for t in targets
+        )
         return ReplaceOutcome(
             status="replaced",
-            replaced=(winner.id,),
-            candidates=tuple(h.id for h in leaves[1:]),
+            replaced=tuple(t.id for t in targets),
+            candidates=tuple(h.id for h in others),
             message=(
-                f"REPLACED: the memory of {winner.timestamp[:10]} ({winner.id}) "
-                f'"{_clip(winner.excerpt or winner.title, 110)}" is now flagged OUTDATED by '
-                f"{new_id}. If that is not the memory the user meant, tell them: the mark can "
-                "be undone, and mark_outdated sets the right one."
+                f"REPLACED: {marked} {'is' if len(targets) == 1 else 'are'} now flagged "
+                f"OUTDATED by {new_id}. If that is not what the user meant, tell them: a mark "
+                "can be undone, and mark_outdated sets the right one."
             ),
         )
 

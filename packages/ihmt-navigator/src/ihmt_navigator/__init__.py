@@ -17,7 +17,7 @@ Entry points:
 """
 
 from ihmt_navigator._consolidate import ConsolidationReport, Consolidator, branch_id
-from ihmt_navigator._records import Hit, Passage, SearchResult
+from ihmt_navigator._records import CorrectionMatch, Hit, Passage, SearchResult
 from ihmt_navigator._render import best_passage
 from ihmt_navigator._search import ClueProvider, Navigator, SearchOptions, is_test_path
 from ihmt_navigator._summarize import (
@@ -44,6 +44,7 @@ __all__ = [
     "Navigator",
     "SearchResult",
     "SearchOptions",
+    "CorrectionMatch",
     "Hit",
     "Passage",
     "ClueProvider",

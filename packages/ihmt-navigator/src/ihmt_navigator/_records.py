@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Hit", "Passage", "SearchResult"]
+__all__ = ["CorrectionMatch", "Hit", "Passage", "SearchResult"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,3 +83,19 @@ class SearchResult:
     def best(self) -> Hit | None:
         """The first result, if any."""
         return self.results[0] if self.results else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorrectionMatch:
+    """What a ``replaces`` hint describes among the earlier memories."""
+
+    status: str
+    """``found`` (mark ``targets``), ``ambiguous`` (several memories fit the same words:
+    mark none, let the agent choose among ``candidates``) or ``not_found``."""
+    targets: tuple[Hit, ...] = ()
+    """The memories to mark OUTDATED: one, or several when each holds a different part
+    of the hint ("X on OpenTofu 1.8 with DynamoDB locking" names two memories)."""
+    candidates: tuple[Hit, ...] = ()
+    """The other memories the hint fits, best first."""
+    coverage: float = 0.0
+    """How much of the hint (by rarity) the targets hold together."""

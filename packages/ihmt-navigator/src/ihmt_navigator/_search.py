@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from ihmt_navigator._records import Hit, SearchResult
+from ihmt_navigator._records import CorrectionMatch, Hit, SearchResult
 from ihmt_navigator._render import best_passage, render
 from ihmt_navigator.errors import InvalidFilterError
 from ihmt_store import (
@@ -307,22 +307,22 @@ class Navigator:
 
     def find_corrected(
         self, words: str, *, project: str | None = None, limit: int = 5
-    ) -> SearchResult:
-        """The earlier memory that ``words`` (a ``replaces`` hint) describes.
+    ) -> CorrectionMatch:
+        """The earlier memories that ``words`` (a ``replaces`` hint) describes.
 
         Every memory of ``project`` is a candidate whatever its status: a memory can be
         corrected more than once. The one that holds most of the hint (by rarity) wins,
-        BM25 breaking ties. ``found`` names one memory with its rivals after it;
-        ``ambiguous`` lists close candidates, none of which should be marked (a wrong
-        mark hides a true memory); ``not_found`` when nothing holds more than a stray
-        word of the hint, with the nearest candidates listed.
+        BM25 breaking ties. Memories that come close hold either the same words (then
+        the hint cannot tell them apart: ``ambiguous``, mark none, since a wrong mark
+        hides a true memory) or each a different part of it (then the hint describes
+        all of them: each is a target). ``not_found`` when nothing holds more than a
+        stray word of the hint, with the nearest memories as candidates.
 
         Raises:
             ValueError: ``words`` is empty.
         """
         if not isinstance(words, str) or not words.strip():
             raise ValueError("the hint is empty: say which memory is corrected")
-        before = self.store.io.snapshot()
         self._n = max(self.store.count(), 1)
         self._paths = {}
         self._texts = {}
@@ -335,7 +335,7 @@ class Navigator:
             else []
         )
         if not found:
-            return self._finish(words, None, "not_found", [], [], 0.0, 0.0, "compact", before)
+            return CorrectionMatch(status="not_found")
         weights = self._term_weights(q_terms)
         groups = _word_groups(words, q_terms)
         scores = {c.entry.id: c.score for c in found}
@@ -343,22 +343,37 @@ class Navigator:
         ranked = sorted(found, key=lambda c: (-cover[c.entry.id], -scores[c.entry.id], c.entry.id))
         best = ranked[0]
         top = cover[best.entry.id]
-        hits = self._hits(ranked[:limit], scores, q_terms)
         if self._is_stray(best, q_terms, weights, top):
-            return self._finish(words, None, "not_found", hits, [], top, 0.0, "compact", before)
+            hits = self._hits(ranked[:limit], scores, q_terms)
+            return CorrectionMatch(status="not_found", candidates=tuple(hits), coverage=top)
         s1 = scores[best.entry.id]
-        rivals = [
+        close = [
             c
             for c in ranked[1:]
             if not _linked(best.entry, c.entry)
             and cover[c.entry.id] >= top - TIE_MISSING
             and scores[c.entry.id] >= s1 * (1 - self.store.config.ambiguity_margin)
         ]
-        margin = 1.0 - max((scores[c.entry.id] for c in rivals), default=0.0) / s1
-        # Two memories that fit the hint about equally: let the agent choose rather than
-        # hide the wrong one.
-        status = "ambiguous" if rivals else "found"
-        return self._finish(words, None, status, hits, [], top, margin, "compact", before)
+        apart = all(
+            not _indistinct(a, b, weights) and not _indistinct(b, a, weights)
+            for i, a in enumerate([best, *close])
+            for b in close[i:]
+            if a is not b
+        )
+        targets = [best, *close] if apart else [best]
+        hits = self._hits(
+            [*targets, *(c for c in ranked[:limit] if c not in targets)], scores, q_terms
+        )
+        union = tuple(dict.fromkeys(t for c in targets for t in c.matched))
+        together = _coverage(replace(best, matched=union), groups, weights)
+        if close and not apart:
+            return CorrectionMatch(status="ambiguous", candidates=tuple(hits), coverage=top)
+        return CorrectionMatch(
+            status="found",
+            targets=tuple(hits[: len(targets)]),
+            candidates=tuple(hits[len(targets) :]),
+            coverage=round(together, 3),
+        )
 
     # ------------------------------------------------------------------ the pipeline
     def _search(
