@@ -476,3 +476,37 @@ def test_a_change_whose_attribute_is_only_the_projects_name_outdates_nothing(
     assert recorded.outcome is Outcome.CHANGED and recorded.contradictions
     assert store.entry(first.leaf_id).outdated_by is None
     assert store.entry(first.leaf_id).status == "active"
+
+
+def test_a_memory_restating_every_version_outdates_the_old_one(
+    store: Store, timeline: Timeline, put: PutLeaf
+) -> None:
+    old = put("Upgraded heron to Django 4.2 LTS and Python 3.11.", "2023-05-22", project="heron")
+    partial = put("heron's CI image moved to Python 3.12.", "2024-02-01", project="heron")
+    timeline.ingest(old)
+    timeline.ingest(partial)
+    # only one of its two versions moved: the rest of the old memory still holds
+    assert store.entry(old.leaf_id).outdated_by is None
+    assert timeline.active("project:heron", "python version").value == "3.12"
+
+    new = put("heron runs Django 5.2 LTS with Python 3.13.", "2025-04-15", project="heron")
+    timeline.ingest(new)
+    assert store.entry(old.leaf_id).outdated_by == new.leaf_id
+    assert store.entry(partial.leaf_id).outdated_by == new.leaf_id
+    # another project's versions are another subject
+    other = put("wren runs Django 5.1 with Python 3.12.", "2025-06-01", project="wren")
+    timeline.ingest(other)
+    assert store.entry(new.leaf_id).outdated_by is None
+
+
+def test_a_version_being_left_or_the_projects_own_release_outdates_nothing(
+    store: Store, timeline: Timeline, put: PutLeaf
+) -> None:
+    moved = put("Moved heron from Terraform 1.5.7 to OpenTofu 1.8.", "2024-11-19", project="heron")
+    timeline.ingest(moved)
+    assert not any(f.attribute == "terraform version" for f in timeline.facts("project:heron"))
+    bug = put("Heron 1.4.2 miscounted rows; yanked.", "2025-01-10", project="heron")
+    release = put("Heron 1.5.0 shipped with the fix.", "2025-02-01", project="heron")
+    timeline.ingest(bug)
+    timeline.ingest(release)
+    assert store.entry(bug.leaf_id).outdated_by is None

@@ -793,6 +793,18 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "line",
         per_line=True,
     ),
+    # "Django 5.2", "Kotlin 1.8.22", "Kubernetes 1.33": the version of a named tool as the
+    # memory states it (dotted numbers only: "Pixel 6" or "API 33" name no version). A
+    # value being left ("from Terraform 1.5.7", "PostgreSQL 14 to 16") is not stated.
+    _p(
+        "tech-version",
+        r"(?<![\w.-])(?<!from\s)(?<!de\s)(?P<component>(?-i:[A-Z][A-Za-z][\w+#-]{0,24}))"
+        r"\s{1,3}v?(?P<value>\d{1,4}(?:\.\d{1,4}){1,2})(?![\w-])(?!\.\w)"
+        r"(?!\s{1,3}(?:to|a|hasta|->|→)\s)",
+        "scope",
+        "{component} version",
+        "tech",
+    ),
 )
 """The built-in rules, tried in this order; the first to claim a part of a sentence wins."""
 

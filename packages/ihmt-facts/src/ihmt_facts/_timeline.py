@@ -811,12 +811,17 @@ class Timeline:
         state = self._state
         assert state is not None
         done: set[str] = set()
+        restated = {(c.new_source, c.subject, c.attribute) for c in changes}
         for change in sorted(changes, key=lambda c: c.new_date):
-            if _names_only_its_subject(change.subject, change.attribute):
+            if _names_only_its_subject(change.subject, change.attribute.removesuffix(" version")):
                 continue  # recorded, but too vague to hide a memory
             for old in change.old_sources:
                 if old == change.new_source or old in done:
                     continue
+                if change.attribute.endswith(VERSION_SUFFIX) and not _all_restated(
+                    state.leaves.get(old), change.new_source, restated
+                ):
+                    continue  # one tool's version moved; the rest of that memory holds
                 done.add(old)
                 entry = self._store.entry(old)
                 if entry is None:
@@ -844,6 +849,21 @@ class Timeline:
 
 # ---------------------------------------------------------------------- helpers
 _WORDS = re.compile(r"[^\W_]+")
+
+
+VERSION_SUFFIX = " version"
+"""Attributes of the ``tech-version`` rule ("django version")."""
+
+
+def _all_restated(
+    record: LeafRecord | None, new_source: str, restated: set[tuple[str, str, str]]
+) -> bool:
+    """True when the new leaf gives a new value for every fact of the old one: a memory
+    that says "Django 4.2 and Python 3.11" is outdated by one that says "Django 5.2 and
+    Python 3.13", not by one that only moves Python."""
+    if record is None or not record.facts:
+        return False
+    return all((new_source, f.subject, f.attribute) in restated for f in record.facts)
 
 
 def _names_only_its_subject(subject: str, attribute: str) -> bool:
