@@ -134,3 +134,30 @@ def test_a_hint_naming_two_memories_marks_both(memory: Memory) -> None:
     assert set(new.replaced.replaced) == {tofu, lock}
     assert _entry_outdated_by(memory, tofu) == _entry_outdated_by(memory, lock) == new.ids[0]
     assert tofu in new.replaced.message and lock in new.replaced.message
+
+
+def test_a_hint_fitting_a_memory_and_its_correction_equally_marks_the_current_one(
+    memory: Memory,
+) -> None:
+    for n in range(20):
+        memory.save(f"Lunch note {n}: the canteen serves soup on day {n}.", project="")
+    old = memory.save(
+        "heron exception: Python indentation uses 4 spaces, not tabs.",
+        project="heron",
+        date="2025-03-22",
+    ).ids[0]
+    current = memory.save(
+        "From now on use tabs for Python indentation in heron instead of 4 spaces; review "
+        "76210 has the reasons and the editorconfig change that goes with it.",
+        project="heron",
+        date="2025-12-23",
+        replaces="heron Python indentation 4 spaces",
+    ).ids[0]
+    assert _entry_outdated_by(memory, old) == current
+    newest = memory.save(
+        "heron Python indentation: 2 spaces from now on, no tabs.",
+        project="heron",
+        date="2026-05-31",
+        replaces="use tabs for Python indentation",
+    )
+    assert newest.replaced.replaced == (current,)

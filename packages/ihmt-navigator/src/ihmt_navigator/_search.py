@@ -340,7 +340,17 @@ class Navigator:
         groups = _word_groups(words, q_terms)
         scores = {c.entry.id: c.score for c in found}
         cover = {c.entry.id: _coverage(c, groups, weights) for c in found}
-        ranked = sorted(found, key=lambda c: (-cover[c.entry.id], -scores[c.entry.id], c.entry.id))
+        # Equal fit, the current statement first: a hint that fits a memory and the one
+        # that corrected it equally describes what is true now.
+        ranked = sorted(
+            found,
+            key=lambda c: (
+                -round(cover[c.entry.id], 6),
+                c.entry.outdated_by is not None,
+                -scores[c.entry.id],
+                c.entry.id,
+            ),
+        )
         best = ranked[0]
         top = cover[best.entry.id]
         if self._is_stray(best, q_terms, weights, top):
