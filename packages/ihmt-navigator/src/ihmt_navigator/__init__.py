@@ -3,9 +3,12 @@
 Search is in two steps. *Find*: BM25 over every leaf and branch summary, from the
 store's full-text index, with global document frequencies. *Answer with the tree*: the
 path of each candidate, corrections first (an OUTDATED memory never outranks the one
-that corrected it), AMBIGUOUS when near-equal candidates are about different subjects,
-a branch summary for broad questions, NOT FOUND when the best match shares only a stray
-word, and a bounded compact rendering for an agent.
+that corrected it), the current project's memories before other projects', AMBIGUOUS
+only for different referents (people sharing a first name, projects that each answer a
+question asked in none), the memories about a subject for broad questions, NOT FOUND
+when the best match shares only a stray word or lacks the value asked for, and a
+bounded compact rendering for an agent. ``find_corrected`` says which earlier memories
+a ``replaces`` hint describes.
 
 Entry points:
 

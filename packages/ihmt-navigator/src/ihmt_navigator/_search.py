@@ -975,25 +975,6 @@ class Navigator:
             passage=passage,
         )
 
-    def _branch_hit(self, entry: Entry, scores: dict[str, float]) -> Hit:
-        branch = self.store.read_branch(entry.id)
-        path, titles = self._path(entry.id)
-        return Hit(
-            id=entry.id,
-            kind="branch",
-            content=f"{branch.title}\n{branch.summary}",
-            title=branch.title,
-            excerpt=entry.excerpt,
-            timestamp=entry.timestamp,
-            domain=entry.domain,
-            project=entry.project,
-            source="",
-            path=path,
-            path_titles=titles,
-            score=round(max(scores.values(), default=0.0), 6),
-            matched=(),
-        )
-
     def _notices(self, hits: Sequence[Hit], options: SearchOptions) -> list[str]:
         store = self.store
         notices: list[str] = []
