@@ -159,13 +159,16 @@ class Pattern:
 _Q = "['’]"  # an apostrophe, straight or typographic
 _ADV = r"(?:(?:now|currently|still|also|actually|already|just|recently|finally|really)\s+)?"
 _ADV_ES = r"(?:(?:ahora|actualmente|ya|también|tambien|todavía|todavia|aún|aun)\s+)?"
-_HOST = r"(?P<name>\w[\w.-]*)"
+# Every fragment that reads a token starts only where a token starts (a look-behind) and
+# reads at most a bounded number of characters: each rule then costs linear time, even on
+# a 200,000-character line with no space in it (issue #13, D7).
+_HOST = r"(?<![\w.-])(?P<name>\w[\w.-]{0,252})"
 _PERSON = (
-    r"(?P<name>(?-i:[A-ZÁÉÍÓÚÑÜ][\w'’-]+"
-    r"(?:\s+(?:de\s+|del\s+|van\s+|von\s+)?[A-ZÁÉÍÓÚÑÜ][\w'’-]+)?))"
+    r"(?<![\w'’-])(?P<name>(?-i:[A-ZÁÉÍÓÚÑÜ][\w'’-]{1,60}"
+    r"(?:\s+(?:de\s+|del\s+|van\s+|von\s+)?[A-ZÁÉÍÓÚÑÜ][\w'’-]{1,60})?))"
 )
-_FROM = r"(?:from\s+[\w.+#' -]+?\s+)?"
-_DE = r"(?:de\s+[\w.+#' -]+?\s+)?"
+_FROM = r"(?:from\s+[\w.+#' -]{1,80}?\s+)?"
+_DE = r"(?:de\s+[\w.+#' -]{1,80}?\s+)?"
 _HEADS = (
     r"(?:staging|production|prod|pre-?prod|pre-production|dev|development|testing|qa|uat|"
     r"sandbox|ci|cd|ci/cd|backend|back-end|frontend|front-end|apis?|databases?|db|cache|queue|"
@@ -178,19 +181,21 @@ _HEADS = (
 """Words that name a part of a project's system (the head of "the payments service")."""
 # "Staging moved to PostgreSQL 17" is an environment, not a person who moved house.
 _PERSON = r"(?!" + _HEADS + r")" + _PERSON
-_TECHY = r"[\w-]*[\d._][\w.-]*|(?-i:[A-Z]{2,}[\w-]*)"
+# A token holding a digit, a dot or an underscore ("k8s", "v2.api"), or an acronym.
+_TECHY = (
+    r"(?<![\w.-])(?=[\w-]{0,120}[\d._])[\w.-]{1,160}(?![\w.-])"
+    r"|(?<![\w.-])(?-i:[A-Z]{2,}[\w-]{0,120})(?![\w-])"
+)
 _HOSTY = (
-    r"(?P<name>[\w-]*[\d._-][\w.-]*|laptop|desktop|workstation|pc|mac|nas|router|"
+    r"(?P<name>(?<![\w.-])(?=[\w-]{0,120}[\d._-])[\w.-]{1,160}(?![\w.-])|"
+    r"laptop|desktop|workstation|pc|mac|nas|router|"
     r"staging|production|prod|dev|ci|sandbox)"
 )
 _RUNS_OS = r"(?:runs|is\s+running|runs\s+on|is\s+on|uses|(?:was|has\s+been|is)\s+upgraded\s+to)"
 _RUNS_OS_ES = r"(?:corre|usa|ejecuta|lleva|tiene|funciona\s+con)"
 _COMPONENT = (
-    r"(?P<component>(?:(?:the|our|my)\s+)?(?:(?!is\b|now\b|the\b|our\b)[\w.+#-]+\s+)?"
-    + _HEADS
-    + r"|"
-    + _TECHY
-    + r")"
+    r"(?P<component>(?:(?:the|our|my)\s+)?"
+    r"(?:(?<![\w.+#-])(?!is\b|now\b|the\b|our\b)[\w.+#-]{1,60}\s+)?" + _HEADS + r"|" + _TECHY + r")"
 )
 _COMPONENT_ES = (
     r"(?P<component>(?:(?:el|la|los|las|nuestro|nuestra|nuestros|nuestras|mi)\s+)?"
@@ -200,7 +205,7 @@ _COMPONENT_ES = (
     + r")"
 )
 _MIGRATE_COMPONENT = (
-    r"(?P<component>(?:(?:the|our)\s+)?(?:(?!from\b|to\b|over\b)[\w.+#-]+\s+)?"
+    r"(?P<component>(?:(?:the|our)\s+)?(?:(?<![\w.+#-])(?!from\b|to\b|over\b)[\w.+#-]{1,60}\s+)?"
     + _HEADS
     + r"|"
     + _TECHY
@@ -512,20 +517,21 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     # characters" must not retire weka's line length.
     _p(
         "preference-over-en",
-        _PREFER + r"(?P<value>.+?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<other>.+)",
+        _PREFER + r"(?P<value>.{1,200}?)\s+(?:over|to|rather\s+than|instead\s+of)\s+(?P<other>.+)",
         "scope",
         "preference:{pair}",
     ),
     _p(
         "preference-for-en",
-        _PREFER + r"(?P<value>.+?)\s+for\s+(?P<topic>.+)",
+        _PREFER + r"(?P<value>.{1,200}?)\s+for\s+(?P<topic>.+)",
         "scope",
         "preference:{topic}",
     ),
     _p("preference-en", _PREFER + r"(?P<value>.+)", "scope", "preference:{value}"),
     _p(
         "preference-over-es",
-        _PREFER_ES + r"(?P<value>.+?)\s+(?:antes\s+que|en\s+vez\s+de|en\s+lugar\s+de|m[aá]s\s+que|"
+        _PREFER_ES
+        + r"(?P<value>.{1,200}?)\s+(?:antes\s+que|en\s+vez\s+de|en\s+lugar\s+de|m[aá]s\s+que|"
         r"sobre|frente\s+a|al|a)\s+(?P<other>.+)",
         "scope",
         "preference:{pair}",
@@ -533,7 +539,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "preference-for-es",
-        _PREFER_ES + r"(?P<value>.+?)\s+para\s+(?P<topic>.+)",
+        _PREFER_ES + r"(?P<value>.{1,200}?)\s+para\s+(?P<topic>.+)",
         "scope",
         "preference:{topic}",
         language="es",
@@ -715,7 +721,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "scope-is-on-now-en",
-        r"\b" + _COMPONENT + r"\s+is\s+(?:on|in)\s+(?P<value>[^.;,!?]+?\s+now)\b",
+        r"\b" + _COMPONENT + r"\s+is\s+(?:on|in)\s+(?P<value>[^.;,!?]{1,120}?\s+now)\b",
         "scope",
         "{component}",
         "tech",
@@ -752,7 +758,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "scope-is-on-now-es",
-        r"\b" + _COMPONENT_ES + r"\s+est[aá]\s+en\s+(?P<value>[^.;,!?]+?\s+(?:ahora|ya))\b",
+        r"\b" + _COMPONENT_ES + r"\s+est[aá]\s+en\s+(?P<value>[^.;,!?]{1,120}?\s+(?:ahora|ya))\b",
         "scope",
         "{component}",
         "tech",
