@@ -858,10 +858,12 @@ VERSION_SUFFIX = " version"
 def _all_restated(
     record: LeafRecord | None, new_source: str, restated: set[tuple[str, str, str]]
 ) -> bool:
-    """True when the new leaf gives a new value for every fact of the old one: a memory
-    that says "Django 4.2 and Python 3.11" is outdated by one that says "Django 5.2 and
-    Python 3.13", not by one that only moves Python."""
-    if record is None or not record.facts:
+    """True when the new leaf gives a new value for every fact of the old one, and there
+    are several: a memory that says "Django 4.2 and Python 3.11" is outdated by one that
+    says "Django 5.2 and Python 3.13", not by one that only moves Python. A single
+    version is no evidence that two memories are about the same machine or component
+    ("the canary box runs Python 3.11" does not outdate "db-primary runs Python 3.13")."""
+    if record is None or len(record.facts) < 2:
         return False
     return all((new_source, f.subject, f.attribute) in restated for f in record.facts)
 
