@@ -6,7 +6,7 @@ import codecs
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ihmt_chunkers import BinaryContentError, ChunkError, chunk, decode, split
@@ -91,6 +91,8 @@ def test_spanish_in_latin1_comes_back_exactly(words: list[str]) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=400))
+@example(data=b"\xfa\\")  # cp932 reads FA 5C as a character it writes back as ED 40
+@example(data=b"\xfe\xff" + b"\x00" * 11)  # a UTF-16 BOM before an odd byte count
 def test_any_bytes_give_text_that_round_trips_or_a_binary_error(data: bytes) -> None:
     try:
         decoded = decode(data)

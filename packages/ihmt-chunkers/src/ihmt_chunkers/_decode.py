@@ -57,7 +57,13 @@ def decode(data: bytes) -> Decoded:
                 text = data[len(bom) :].decode(encoding.replace("-sig", ""))
             except UnicodeDecodeError:
                 text = data[len(bom) :].decode(encoding.replace("-sig", ""), errors="replace")
-                return Decoded(text=text, encoding=encoding, lossy=True)
+                return Decoded(
+                    text=text,
+                    encoding=encoding,
+                    lossy=True,
+                    notice=f"{encoding} with invalid bytes: {text.count(chr(0xFFFD))} "
+                    "character(s) were replaced by U+FFFD",
+                )
             return Decoded(text=text, encoding=encoding)
     if b"\x00" in data:
         raise BinaryContentError(
@@ -103,9 +109,13 @@ def _detected(data: bytes) -> Decoded | None:
     if encoding is None:
         return None
     try:
-        # Strict: every byte must mean a character in that encoding.
+        # Strict: every byte must mean a character in that encoding, and the text must
+        # give the same bytes back (cp932 reads some byte pairs as characters it writes
+        # elsewhere).
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
+        if text.encode(encoding) != data:
+            return None
+    except (UnicodeError, LookupError):
         return None
     try:
         check_text(text)
