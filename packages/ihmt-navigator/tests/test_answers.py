@@ -359,3 +359,32 @@ def test_a_modest_answer_is_found_and_says_its_confidence_is_low(
     assert result.status == "found" and len(result.results) == 2
     assert result.confidence < 0.4
     assert "Low confidence" in result.compact
+
+
+def test_asked_in_a_project_another_projects_memory_is_listed_not_given_as_the_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(30):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "kestrel CI fails on any clippy warning; run cargo fmt too.", project="kestrel")
+    theirs = _put(
+        store, "Dropped black: ruff format does the formatting and the lint now.", project="tally"
+    )
+    _put(store, "senda lint and formatting: ktlint through Spotless.", project="senda")
+    nav = Navigator(store)
+    result = nav.search("what's the lint and formatting setup?", prefer_project="kestrel")
+    assert result.status == "not_found" and result.results == ()
+    assert "for project kestrel" in result.compact and theirs in result.compact
+    assert "project tally" in result.compact
+    # asked in that project, or naming it, it answers
+    assert nav.search("what's the lint and formatting setup?", prefer_project="tally").best
+    named = nav.search("what's the tally lint and formatting setup?", prefer_project="kestrel")
+    assert named.best is not None and named.best.id == theirs
+
+
+def test_a_huge_question_is_not_echoed_whole(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    _put(store, "a memory about lunch")
+    result = Navigator(store).search("zebra " * 50_000)
+    assert result.status == "not_found" and len(result.compact) < 1_000

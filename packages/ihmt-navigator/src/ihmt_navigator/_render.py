@@ -10,6 +10,8 @@ from ihmt_store import estimate_tokens, terms
 __all__ = ["best_passage", "render"]
 
 LINE_CHARS = 150
+QUERY_CHARS = 200
+"""A question is echoed up to this many characters (a 1 MB question is not repeated)."""
 LOW_CONFIDENCE = 0.4
 """Below this, a FOUND answer says its confidence is low (under two thirds of the
 question's weight matched, with no margin over the next memory)."""
@@ -82,17 +84,32 @@ def render(
     stray: Sequence[str] = (),
     unknown: Sequence[str] = (),
     lacking: Sequence[str] = (),
+    elsewhere: Sequence[Hit] = (),
+    project: str = "",
 ) -> str:
     """The text for an agent; compact stays within ``budget`` estimated tokens."""
     full = detail == "full"
     out: list[str] = []
+    if len(query) > QUERY_CHARS:
+        query = query[: QUERY_CHARS - 1] + "…"
     if status == "not_found":
-        out.append(f'NOT FOUND · nothing in memory answers "{query}".')
+        where = f" for project {project}" if elsewhere else " in memory"
+        out.append(f'NOT FOUND · nothing{where} answers "{query}".')
         if unknown:
             out.append(
                 f"Nothing stored mentions {', '.join(repr(u) for u in unknown)}. "
                 "Say you do not know rather than guess."
             )
+        elif elsewhere:
+            out.append(
+                "Other projects hold these memories; if you mention them, say whose they "
+                "are and that they may not apply here:"
+            )
+            for hit in elsewhere:
+                line = f"- {_one_line(hit)} · project {hit.project}"
+                if estimate_tokens("\n".join([*out, line])) > budget:
+                    break
+                out.append(line)
         elif lacking:
             about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
             out.append(

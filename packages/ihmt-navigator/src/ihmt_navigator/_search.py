@@ -429,8 +429,11 @@ class Navigator:
             for cand in leaves:
                 if span[0] <= cand.entry.timestamp[:10] <= span[1]:
                     scores[cand.entry.id] *= IN_PERIOD
+        elsewhere: set[str] = set()
         if options.prefer_project:
-            self._in_scope_first(query, leaves, scores, groups, weights, q_terms, options)
+            elsewhere = self._in_scope_first(
+                query, leaves, scores, groups, weights, q_terms, options
+            )
         ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
         ranked = self._corrections_first(ranked, scores, options)
         best = ranked[0]
@@ -439,6 +442,24 @@ class Navigator:
         if unknown:
             return self._finish(
                 query, clue, "not_found", [], [], coverage, 0.0, detail, before, unknown=unknown
+            )
+        if best.entry.id in elsewhere and not self._is_stray(best, q_terms, weights, coverage):
+            # Asked in a project, answered only by another project's memory about something
+            # the question does not name: that is not this project's answer. Say so, and
+            # show what the other projects hold.
+            others = [c for c in ranked[:limit] if c.entry.id in elsewhere]
+            return self._finish(
+                query,
+                clue,
+                "not_found",
+                [],
+                [],
+                coverage,
+                0.0,
+                detail,
+                before,
+                elsewhere=self._hits(others[:3], scores, q_terms),
+                project=options.prefer_project or "",
             )
         if self._is_stray(best, q_terms, weights, coverage):
             stray = [t for t in best.matched if t in q_terms]
@@ -709,7 +730,7 @@ class Navigator:
         weights: dict[str, float],
         q_terms: Sequence[str],
         options: SearchOptions,
-    ) -> None:
+    ) -> set[str]:
         """The current project's memories and global ones rank above other projects'.
 
         A project the question names counts as current (asked in kestrel, "what runs
@@ -718,6 +739,10 @@ class Navigator:
         of the question, or a word no other memory holds, that nothing in scope holds
         ("the osprey staging host", asked in falcon, is heron's); even then, not before
         in-scope memories that hold as much of the question.
+
+        Returns:
+            The other projects' memories the question does not point at: they may be
+            listed, but they do not answer a question asked in this project.
         """
         named = {p for p in {c.entry.project for c in leaves} if _names(p, q_terms)}
 
@@ -735,6 +760,7 @@ class Navigator:
         unique = math.log(1 + (self._n - 0.5) / 1.5)  # the weight of a word one memory holds
         names = set(_name_terms(query))
         covered = [(_coverage(c, groups, weights), scores[c.entry.id]) for c in inside]
+        unpointed: set[str] = set()
         for cand in leaves:
             if in_scope(cand):
                 continue
@@ -745,12 +771,15 @@ class Navigator:
                 and (t in names or weights.get(t, 0.0) >= unique - 1e-9)
                 for t in cand.matched
             )
+            if not pointed:
+                unpointed.add(cand.entry.id)
             if pointed or not answering:
                 mine = _coverage(cand, groups, weights)
                 cap = min((s for cov, s in covered if cov >= mine - 1e-9), default=None)
             else:
                 cap = min(answering)
             scores[cand.entry.id] = score if cap is None else min(score, cap * 0.999)
+        return unpointed
 
     def _project_split(
         self,
@@ -1008,6 +1037,8 @@ class Navigator:
         stray: Sequence[str] = (),
         unknown: Sequence[str] = (),
         lacking: Sequence[str] = (),
+        elsewhere: Sequence[Hit] = (),
+        project: str = "",
     ) -> SearchResult:
         confidence = round(0.6 * coverage + 0.4 * margin, 3) if status != "not_found" else 0.0
         shown_query = f"{query} + {clue}" if clue else query
@@ -1023,6 +1054,8 @@ class Navigator:
             stray=stray,
             unknown=unknown,
             lacking=lacking,
+            elsewhere=elsewhere,
+            project=project,
         )
         io = self.store.io
         return SearchResult(
