@@ -388,3 +388,15 @@ def test_a_huge_question_is_not_echoed_whole(make_store: Callable[..., Store]) -
     _put(store, "a memory about lunch")
     result = Navigator(store).search("zebra " * 50_000)
     assert result.status == "not_found" and len(result.compact) < 1_000
+
+
+def test_a_memory_holding_the_identifier_the_question_names_answers_it(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(40):
+        _put(store, f"filler note {n} about lunch")
+    decision = _put(store, "Larch goes ClickHouse for search; recorded in DEC-11878.")
+    result = Navigator(store).search("Summarise the call made with the vendor in DEC-11878.")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == decision

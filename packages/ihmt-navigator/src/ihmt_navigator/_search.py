@@ -461,7 +461,7 @@ class Navigator:
                 elsewhere=self._hits(others[:3], scores, q_terms),
                 project=options.prefer_project or "",
             )
-        if self._is_stray(best, q_terms, weights, coverage):
+        if self._is_stray(best, q_terms, weights, coverage, _identifiers(query)):
             stray = [t for t in best.matched if t in q_terms]
             return self._finish(
                 query, clue, "not_found", [], [], coverage, 0.0, detail, before, stray=stray
@@ -621,10 +621,18 @@ class Navigator:
         return {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in q_terms}
 
     def _is_stray(
-        self, best: Candidate, q_terms: Sequence[str], weights: dict[str, float], coverage: float
+        self,
+        best: Candidate,
+        q_terms: Sequence[str],
+        weights: dict[str, float],
+        coverage: float,
+        identifiers: Sequence[tuple[str, ...]] = (),
     ) -> bool:
-        """NOT FOUND: the best memory shares too little, or only one common word."""
+        """NOT FOUND: the best memory shares too little, or only one common word. A memory
+        holding an identifier the question names (DEC-11878) is never a stray match."""
         matched = [t for t in best.matched if t in q_terms]
+        if any(all(t in best.matched for t in ident) for ident in identifiers):
+            return False
         if not matched or coverage < 0.3:
             return True
         if len(matched) == 1 and len(q_terms) >= 3:
@@ -1095,6 +1103,21 @@ def _is_name(word: str, position: int) -> bool:
     if word.isupper() or any(ch.isupper() for ch in word[1:]):
         return True
     return position > 0 and word[0].isupper()
+
+
+_TICKET = re.compile(r"[^\W\d_][\w#/-]*\d{3,}|\d{3,}[\w#/-]*[^\W\d_]", re.UNICODE)
+
+
+def _identifiers(query: str) -> list[tuple[str, ...]]:
+    """The numbered terms of each identifier the question names ("DEC-11878",
+    "PR #68779" are identifiers; a year or "k8s" is not)."""
+    out: list[tuple[str, ...]] = []
+    for word in _NAME_WORD.findall(query):
+        if _TICKET.fullmatch(word):
+            numbered = tuple(t for t in terms(word) if any(ch.isdigit() for ch in t))
+            if numbered:
+                out.append(numbered)
+    return out
 
 
 def _name_terms(query: str) -> list[str]:
