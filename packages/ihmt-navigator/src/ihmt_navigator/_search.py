@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from ihmt_navigator._records import CorrectionMatch, Hit, SearchResult
 from ihmt_navigator._render import best_passage, render
@@ -438,34 +439,28 @@ class Navigator:
         ranked = self._corrections_first(ranked, scores, options)
         best = ranked[0]
         coverage = _coverage(best, groups, weights)
+        shared = [t for t in best.matched if t in q_terms]
+
+        def abstain(**why: Any) -> SearchResult:
+            return self._finish(
+                query, clue, "not_found", [], [], coverage, 0.0, detail, before, **why
+            )
+
         unknown = self._unknown_names(query, weights)
         if unknown:
-            return self._finish(
-                query, clue, "not_found", [], [], coverage, 0.0, detail, before, unknown=unknown
-            )
-        if best.entry.id in elsewhere and not self._is_stray(best, q_terms, weights, coverage):
+            return abstain(unknown=unknown)
+        stray = self._is_stray(best, q_terms, weights, coverage, _identifiers(query))
+        if best.entry.id in elsewhere and not stray:
             # Asked in a project, answered only by another project's memory about something
             # the question does not name: that is not this project's answer. Say so, and
             # show what the other projects hold.
             others = [c for c in ranked[:limit] if c.entry.id in elsewhere]
-            return self._finish(
-                query,
-                clue,
-                "not_found",
-                [],
-                [],
-                coverage,
-                0.0,
-                detail,
-                before,
+            return abstain(
                 elsewhere=self._hits(others[:3], scores, q_terms),
                 project=options.prefer_project or "",
             )
-        if self._is_stray(best, q_terms, weights, coverage, _identifiers(query)):
-            stray = [t for t in best.matched if t in q_terms]
-            return self._finish(
-                query, clue, "not_found", [], [], coverage, 0.0, detail, before, stray=stray
-            )
+        if stray:
+            return abstain(stray=shared)
         s1 = scores[best.entry.id]
         tie_floor = s1 * (1 - config.ambiguity_margin)
         rivals = self._rivals(best, ranked, scores, tie_floor, options)
@@ -496,20 +491,7 @@ class Navigator:
             if asked:
                 holder = self._holder(ranked[:limit], asked, weights, options)
                 if holder is None:
-                    lacking = [name for name, _ in asked]
-                    return self._finish(
-                        query,
-                        clue,
-                        "not_found",
-                        [],
-                        [],
-                        coverage,
-                        0.0,
-                        detail,
-                        before,
-                        lacking=lacking,
-                        stray=[t for t in best.matched if t in q_terms],
-                    )
+                    return abstain(lacking=[name for name, _ in asked], stray=shared)
                 ranked = [holder, *(c for c in ranked if c is not holder)]
         hits = self._hits(ranked[:limit], scores, q_terms)
         notices = self._notices(hits, options)
