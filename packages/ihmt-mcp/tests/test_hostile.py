@@ -10,6 +10,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -277,3 +278,116 @@ def test_digest_still_keeps_real_test_totals() -> None:
     log += "\n" + "\n".join(f"teardown {n}" for n in range(30))
     short = digest(log, "ci")
     assert "2 failed, 40 passed" in short
+
+
+# ---------------------------------------------------------------------- D23
+_INIT = (
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+)
+# (the line sent, the id the reply must carry, the JSON-RPC error code)
+MALFORMED: list[tuple[str, object, int]] = [
+    ("this is not json", None, -32700),
+    ('{"jsonrpc":"2.0","id":11,"method":"ping"', None, -32700),
+    ('[{"jsonrpc":"2.0","id":12,"method":"ping"}]', None, -32600),
+    ('{"id":13,"method":"ping"}', 13, -32600),
+    ('{"jsonrpc":"1.0","id":14,"method":"ping"}', 14, -32600),
+    ('{"jsonrpc":"2.0","id":15,"method":"tools/call","params":"search_memory"}', 15, -32602),
+    ('{"jsonrpc":"2.0","id":16,"method":"ping","params":{"x":"\\ud800"}}', 16, -32600),
+    ("[" * 5000 + "]" * 5000, None, -32700),
+    ('{"jsonrpc":"2.0","id":17,"params":' + '{"a":' * 5000 + "1" + "}" * 5001, None, -32700),
+    ('{"jsonrpc":"2.0","id":"s-18","method":7}', "s-18", -32600),
+]  # fmt: skip
+
+
+def _raw_server(tmp_path: Path) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "ihmt_mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        bufsize=0,  # unbuffered: a reply read by select() is never left in a Python buffer
+        env={**os.environ, "IHMT_HOME": str(tmp_path / "home")},
+        cwd=tmp_path,
+    )
+
+
+def _reply(proc: Any, line: str, timeout: float = 20) -> dict[str, Any]:
+    import json
+    import selectors
+
+    if line:
+        proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
+        proc.stdin.flush()
+    chooser = selectors.DefaultSelector()
+    chooser.register(proc.stdout, selectors.EVENT_READ)
+    assert chooser.select(timeout), f"no reply within {timeout}s to {line[:60]!r}"
+    answer: dict[str, Any] = json.loads(proc.stdout.readline())
+    return answer
+
+
+def test_every_malformed_request_gets_a_json_rpc_error_reply(tmp_path: Path) -> None:
+    proc = _raw_server(tmp_path)
+    try:
+        assert _reply(proc, _INIT)["id"] == 0
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        for line, want_id, code in MALFORMED:
+            answer = _reply(proc, line)
+            assert answer.get("jsonrpc") == "2.0", answer
+            assert answer["id"] == want_id, (line[:60], answer)
+            assert answer["error"]["code"] == code, (line[:60], answer)
+            assert "\n" not in answer["error"]["message"]
+        # The server is still healthy afterwards.
+        assert _reply(proc, '{"jsonrpc":"2.0","id":99,"method":"ping"}') == {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "result": {},
+        }
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
+        proc.stdout.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.binary(min_size=1, max_size=200).filter(lambda b: b"\n" not in b and b"\r" not in b))
+def test_any_garbage_line_gets_a_reply_and_the_server_survives(garbage: bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        proc = _raw_server(Path(folder))
+        try:
+            assert _reply(proc, _INIT)["id"] == 0
+            proc.stdin.write(garbage + b"\n")
+            answer = _reply(proc, "")
+            assert answer["error"]["code"] in (-32700, -32600), answer
+            answer = _reply(proc, '{"jsonrpc":"2.0","id":"after","method":"ping"}')
+            assert answer == {"jsonrpc": "2.0", "id": "after", "result": {}}, answer
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=20)
+            proc.stdout.close()
+
+
+def test_wrong_argument_types_get_one_plain_sentence(
+    run_server: Run, call: Call, tmp_path: Path
+) -> None:
+    async def body(session: ClientSession) -> None:
+        cases = [
+            ("search_memory", {"query": 42}, "query must be a string"),
+            ("find_code", {"query": "x", "path": ".", "max_tokens": "lots"}, "max_tokens"),
+            ("read_file", {"path": "x", "force": "maybe"}, "force must be true or false"),
+            ("save_memory", {}, "content is required"),
+            ("note", {"text": ["a", "b"]}, "text must be a string"),
+        ]
+        for tool, args, expected in cases:
+            error, text = await call(session, tool, **args)
+            assert error, (tool, text)
+            assert expected in text, (tool, text)
+            assert "\n" not in text and "http" not in text and "pydantic" not in text, text
+            assert text.startswith("Wrong arguments for") and text.endswith("."), text
+
+    run_server(body, cwd=tmp_path)

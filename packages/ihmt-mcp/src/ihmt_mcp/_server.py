@@ -364,13 +364,150 @@ def build_server(settings: Settings | None = None) -> MCPServer:
 
         return await _run("forget_memory", work, service.memory_lock)
 
-    return MCPServer(
+    return _IhmtServer(
         name="ihmt-memory",
         instructions=INSTRUCTIONS,
         version=_version(),
         log_level=service.settings.log_level,  # type: ignore[arg-type]
         tools=tools,
     )
+
+
+class _IhmtServer(MCPServer):
+    """The SDK's server with two answers it does not give on its own (issue #13, D23).
+
+    - A line that is not a valid JSON-RPC message (not JSON, truncated, a batch, a wrong
+      or missing ``jsonrpc``, ``params`` that are not an object…) gets a JSON-RPC error
+      reply, with the request's id when one can be read, instead of silence: the SDK's
+      stdio transport turns such a line into an exception its dispatcher only logs.
+    - Arguments of the wrong type get one plain sentence naming each field, instead of
+      pydantic's multi-line text with a documentation URL.
+    """
+
+    async def run_stdio_async(self) -> None:
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+
+        lowlevel = getattr(self, "_lowlevel_server", None)
+        if lowlevel is None:  # an SDK that moved it: serve without the extra replies
+            logger.warning("MCP SDK layout changed; malformed requests get no reply")
+            await super().run_stdio_async()
+            return
+        async with stdio_server() as (read_stream, write_stream):
+            relay_send, relay_receive = anyio.create_memory_object_stream[
+                SessionMessage | Exception
+            ](0)
+
+            async def relay() -> None:
+                async with relay_send:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            reply = malformed_reply(item)
+                            logger.info("malformed request refused: %s", reply.error.message)
+                            await write_stream.send(SessionMessage(reply))
+                            continue
+                        await relay_send.send(item)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(relay)
+                await lowlevel.run(
+                    relay_receive, write_stream, lowlevel.create_initialization_options()
+                )
+                group.cancel_scope.cancel()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import ValidationError
+
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _text(argument_sentence(name, exc.__cause__), error=True)
+
+
+_JSON_TYPES = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "dict_type": "an object",
+    "list_type": "a list",
+    "float_type": "a number",
+    "float_parsing": "a number",
+}
+
+
+def argument_sentence(tool: str, error: Any) -> str:
+    """One plain sentence for the argument errors of a tool call (no URL, no values)."""
+    parts: list[str] = []
+    for item in error.errors()[:5]:
+        field = ".".join(str(p) for p in item.get("loc", ())) or "arguments"
+        kind = str(item.get("type", ""))
+        if kind == "missing":
+            parts.append(f"{field} is required")
+        elif kind in _JSON_TYPES:
+            parts.append(f"{field} must be {_JSON_TYPES[kind]}")
+        else:
+            parts.append(f"{field} is not valid ({str(item.get('msg', kind)).rstrip('.')})")
+    listed = "; ".join(dict.fromkeys(parts)) or "the arguments are not valid"
+    return _sentence(ValueError(f"wrong arguments for {tool}: {listed}"))
+
+
+def malformed_reply(error: Exception) -> Any:
+    """The JSON-RPC error answering a line the SDK could not read as a message.
+
+    Code -32700 when the line is not JSON, -32600 when it is JSON but not a valid
+    request, -32602 when only ``params`` is wrong. The id is the request's when it can
+    be read (a lone-surrogate escape still lets Python's own parser read it), else null.
+    """
+    import json
+
+    from mcp_types import ErrorData, JSONRPCError
+
+    errors: list[dict[str, Any]] = []
+    errors_of = getattr(error, "errors", None)
+    if callable(errors_of):
+        try:
+            errors = list(errors_of())
+        except Exception:  # noqa: BLE001 - an odd exception still gets an answer
+            errors = []
+    raw: Any = None
+    code, message = -32600, "Invalid request: not a JSON-RPC 2.0 message"
+    if errors and errors[0].get("type") == "json_invalid":
+        code, message = -32700, "Parse error: the line is not valid JSON"
+        text = errors[0].get("input")
+        try:
+            raw = json.loads(text) if isinstance(text, str) else None
+            message = "Invalid request: not strict JSON (a lone surrogate escape, NaN or Infinity)"
+            code = -32600
+        except (ValueError, RecursionError):
+            if isinstance(text, str) and text.count("[") + text.count("{") > 500:
+                message = "Parse error: the JSON is nested too deeply"
+    else:
+        for item in errors:
+            value = item.get("input")
+            if isinstance(value, (dict, list)):
+                raw = value
+                break
+    if isinstance(raw, list):
+        message = "Invalid request: batches (JSON arrays) are not supported; send one message"
+    elif isinstance(raw, dict):
+        fields = {str(item.get("loc", ("", ""))[-1]) for item in errors if item.get("loc")}
+        if raw.get("jsonrpc") != "2.0":
+            message = 'Invalid request: "jsonrpc" must be "2.0"'
+        elif "params" in raw and not isinstance(raw.get("params"), dict) and "params" in fields:
+            code, message = -32602, "Invalid params: params must be an object"
+        elif "method" in raw and not isinstance(raw.get("method"), str):
+            message = "Invalid request: method must be a string"
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        request_id = None
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
 def _untitled(schema: Any) -> Any:
