@@ -130,3 +130,12 @@ def test_a_huge_id_given_to_forget_is_not_echoed_in_full(
     assert run.code == 1
     assert len(run.err_lines) == 1 and "no memory with id" in run.err
     assert len(run.err) < 1_000, len(run.err)
+
+
+def test_ask_echoes_clues_and_candidates_inert(ihmt: Ihmt, store: Path) -> None:
+    saved = ihmt("save", f"Luis Quiroga{OSC52} hosts the paella contest", "--path", str(store))
+    assert saved.code == 0, saved.err
+    run = ihmt("ask", "Luis", "--path", str(store), input=f"Benidorm{OSC52}\n")
+    assert run.code == 0, run.err
+    assert "clue> Benidorm" in run.out
+    assert not _ACTIVE.search(run.out) and not _ACTIVE.search(run.err), repr(run.out)

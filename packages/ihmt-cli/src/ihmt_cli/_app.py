@@ -664,7 +664,7 @@ def _read_clue(state: State, is_terminal: bool) -> str | None:
         return None
     clue = line.strip()
     if clue:
-        click.echo(f"clue> {clue}", err=state.is_json)
+        click.echo(terminal_safe(f"clue> {clue}"), err=state.is_json)
     return clue or None
 
 
@@ -707,7 +707,7 @@ def ask_command(query: str, clue: str | None) -> None:
             query,
             clue,
             lambda _result: _read_clue(state, is_terminal),
-            echo=lambda text: click.echo(text, err=state.is_json),
+            echo=lambda text: click.echo(terminal_safe(text), err=state.is_json),
         )
     state.emit(search_json(result, clues=clues), search_text(result, full=False))
 
