@@ -67,6 +67,10 @@ POSITIVES: list[str] = [
     "Discord bot: " + "MTIzNDU2Nzg5MDEyMzQ1Njc4" + ".GhIjKl." + "a1B2c3D4e5" * 3 + "abcdefgh",
     "ftp://admin:" + "Pa55w0rd" + "@files.local/",
     "private_key = " + _HEX64,
+    "the admin password was reset to Tr4mpoline!",
+    "new vault passphrase: Blue-Otter-Canyon-42",
+    "SLACK_BOT_TOKEN=" + "xoxb-" + "2048-" + "a1B2c3D4e5" * 2,
+    "export DATABASE_URL=postgres://app:" + "s3cretPW9" + "@db:5432/app",
 ]
 
 NEGATIVES: list[str] = [
@@ -113,6 +117,16 @@ NEGATIVES: list[str] = [
     "El pin del mapa está en la Plaza Mayor.",
     "Set PGPASSWORD in your shell before running the migration.",
     "Supercalifragilisticexpialidocious is a long word in the song.",
+    '# A bare word after "password:" in prose ("password: see the vault") is a pointer',
+    "La clave es practicar todos los días.",
+    "The key is to keep it simple.",
+    "token: the unit the model counts",
+    "Version 2.0 of the API token service shipped on 2026-01-10.",
+    "The password field is case-sensitive and at most 64 characters.",
+    "Mi contraseña es muy larga y la guardo en Bitwarden.",
+    "We store password hashes with argon2id (m=64MiB, t=3, p=4).",
+    "ssh deploy@10.0.0.12 -p 2222 uses the key in the agent",
+    "PASSWORD_MIN_LENGTH = 12",
 ]
 
 

@@ -186,8 +186,8 @@ def _assigned_value(raw: str) -> str:
 
 def _is_password_value(value: str) -> bool:
     """A value after ``password=``: not a placeholder, and mixed or long."""
-    if len(value) < 4 or _PLACEHOLDER.match(value):
-        return False
+    if len(value) < 4 or _PLACEHOLDER.match(value) or value != value.strip():
+        return False  # a "value" with spaces at its ends is a quoted phrase in prose
     # A bare lower-case word after "password:" in prose ("password: see the vault") is
     # a pointer, not a password; real passwords mix classes or are long.
     return _classes(value) >= 2 or len(value) >= 12
