@@ -297,6 +297,10 @@ MALFORMED: list[tuple[str, object, int]] = [
     ("[" * 5000 + "]" * 5000, None, -32700),
     ('{"jsonrpc":"2.0","id":17,"params":' + '{"a":' * 5000 + "1" + "}" * 5001, None, -32700),
     ('{"jsonrpc":"2.0","id":"s-18","method":7}', "s-18", -32600),
+    ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', None, -32600),
+    ('{"jsonrpc":"2.0","id":true,"method":"tools/list"}', None, -32600),
+    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None, -32600),
+    ('{"jsonrpc":"2.0","method":"tools/list"}', None, -32600),
 ]  # fmt: skip
 
 

@@ -403,10 +403,13 @@ class _IhmtServer(MCPServer):
                     async for item in read_stream:
                         if isinstance(item, Exception):
                             reply = malformed_reply(item)
-                            logger.info("malformed request refused: %s", reply.error.message)
-                            await write_stream.send(SessionMessage(reply))
+                        elif _is_request_without_id(item.message):
+                            reply = _bad_id_reply()
+                        else:
+                            await relay_send.send(item)
                             continue
-                        await relay_send.send(item)
+                        logger.info("malformed request refused: %s", reply.error.message)
+                        await write_stream.send(SessionMessage(reply))
 
             async with anyio.create_task_group() as group:
                 group.start_soon(relay)
@@ -427,6 +430,30 @@ class _IhmtServer(MCPServer):
             if not isinstance(exc.__cause__, ValidationError):
                 raise
             return _text(argument_sentence(name, exc.__cause__), error=True)
+
+
+def _is_request_without_id(message: Any) -> bool:
+    """A "notification" whose method is a request's: the SDK reads a request whose id is
+    an object, a boolean or a float as a notification (the id is dropped), and would
+    never answer it. MCP's own notifications all start with ``notifications/``."""
+    from mcp_types import JSONRPCNotification
+
+    return isinstance(message, JSONRPCNotification) and not message.method.startswith(
+        "notifications/"
+    )
+
+
+def _bad_id_reply() -> Any:
+    from mcp_types import ErrorData, JSONRPCError
+
+    return JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=ErrorData(
+            code=-32600,
+            message="Invalid request: a request needs an id that is a string or an integer",
+        ),
+    )
 
 
 _JSON_TYPES = {
