@@ -158,6 +158,20 @@ def test_read_file_refuses_a_named_pipe_without_blocking(tmp_path: Path) -> None
         FileReads().read("fifo", (tmp_path,))
 
 
+def test_a_file_swapped_for_a_pipe_after_the_walk_is_refused_not_waited_on(
+    tmp_path: Path,
+) -> None:
+    from ihmt_mcp._files import read_regular
+
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    assert read_regular(tmp_path / "plain.py") == b"x = 1\n"
+    os.mkfifo(tmp_path / "swapped.py")
+    started = time.perf_counter()
+    with pytest.raises(OSError, match="named pipe"):
+        read_regular(tmp_path / "swapped.py")
+    assert time.perf_counter() - started < 1
+
+
 # ---------------------------------------------------------------------- D7 (the edge)
 def test_a_slow_tool_call_never_blocks_the_server(
     run_server: Run, call: Call, tmp_path: Path

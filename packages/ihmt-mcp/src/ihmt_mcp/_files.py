@@ -9,6 +9,7 @@ pipe would block the reader forever, a device never ends).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
@@ -28,6 +29,7 @@ __all__ = [
     "SKIP_DIRS",
     "GitIgnore",
     "is_secret_file_name",
+    "read_regular",
     "special_kind",
     "walk_files",
 ]
@@ -94,7 +96,7 @@ _SYSTEM_TREES = tuple(
     Path(p)
     for p in (
         "/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-        "/usr", "/run", "/System", "/Library", "/private/etc", "/private/var",
+        "/usr", "/run", "/System", "/Library", "/private/etc",
     )
 )  # fmt: skip
 """System folders: neither they nor anything inside them is a project."""
@@ -141,6 +143,30 @@ def confine_project(path: str, roots: tuple[Path, ...], *, home: Path | None = N
         raise FileRefusedError(full, "it is not a folder; give the project's folder")
     refuse_unsafe_root(full, home=home)
     return full
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` when it is a regular file at the moment it is opened.
+
+    The open never blocks (``O_NONBLOCK``: a file swapped for a named pipe after the walk
+    would otherwise wait for a writer forever), and the type is checked on the open
+    descriptor, so nothing can be swapped in between.
+
+    Raises:
+        OSError: missing, unreadable, or not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{special_kind(mode)}, not a regular file", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class GitIgnore:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ihmt_chunkers import BinaryContentError, chunk, decode
-from ihmt_mcp._files import refuse_unsafe_root, walk_files
+from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
@@ -222,7 +222,7 @@ class ProjectIndex:
                     todo.append((rank, rel, full, b"", "", st))
                     continue
                 try:
-                    data = full.read_bytes()
+                    data = read_regular(full)
                 except OSError:
                     continue
                 hashed += 1

@@ -212,9 +212,10 @@ class FileReads:
                 f"it is {size / 1024:,.0f} KiB (over 512 KiB); use find_code or pass force=true",
             )
         from ihmt_chunkers import BinaryContentError, decode
+        from ihmt_mcp._files import read_regular
 
         try:
-            text = decode(full.read_bytes()).text
+            text = decode(read_regular(full)).text
         except BinaryContentError:
             raise FileRefusedError(full, "it is a binary file") from None
         previous = self._seen.get(full)
