@@ -315,9 +315,9 @@ def test_a_period_in_the_question_prefers_memories_dated_in_it(
     ],
 )
 def test_the_period_a_question_names(question: str, span: tuple[str, str] | None) -> None:
-    from ihmt_navigator._search import _time_span
+    from ihmt_navigator._question import time_span
 
-    assert _time_span(question)[0] == span
+    assert time_span(question)[0] == span
 
 
 def test_a_version_question_is_answered_only_by_a_memory_naming_the_thing(

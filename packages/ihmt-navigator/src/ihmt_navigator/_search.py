@@ -6,10 +6,25 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
+from ihmt_navigator._question import (
+    ANSWER_TYPES,
+    BROAD_CUES,
+    NAME_WORD,
+    QUERY_FLUFF,
+    SENTENCES,
+    asked_for,
+    bare_names,
+    identifiers,
+    is_broad,
+    is_name,
+    name_terms,
+    time_span,
+    word_groups,
+)
 from ihmt_navigator._records import CorrectionMatch, Hit, SearchResult
 from ihmt_navigator._render import best_passage, render
 from ihmt_navigator.errors import InvalidFilterError
@@ -54,146 +69,11 @@ SAME_SUBJECT = 0.5
 """Share of the shorter memory's words that a newer one must also hold to be a later
 statement about the same thing (and so come first when both answer equally well)."""
 
-_QUERY_FLUFF_WORDS = """
-know knew tell remember recall say said mention mentioned anything something thing things stuff
-please again current currently latest memory memories stored saved note notes info information
-sabemos saber sabes recuerdas recuerda dime dijimos dije cosa cosas algo actual actualmente
-whose use uses used using come comes
-"""
-QUERY_FLUFF: frozenset[str] = frozenset(terms(_QUERY_FLUFF_WORDS))
-"""Words of how a question is asked, not of what it is about (normalised)."""
 
-_BROAD_CUES = re.compile(
-    r"\b(what do (we|i|you) know|everything|overview|summar(y|ise|ize)|tell me about|"
-    r"all about|(stored|saved|noted) about|history (with|of)|"
-    r"qu[eé] sabemos|resumen|resume|todo sobre|h[aá]blame de)\b",
-    re.IGNORECASE,
-)
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|"
     r"Tests?\.(java|kt|cs|swift|php)$",
 )
-
-
-_YES_NO = re.compile(
-    r"^\W*(is|are|was|were|do|does|did|can|could|should|will|would|have|has|es|son|hay|"
-    r"tiene|tienen|puedo|podemos|vamos|estamos)\b",
-    re.IGNORECASE,
-)
-_ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    (
-        "an email address",
-        re.compile(r"\b(e-?mail|correo)\b", re.IGNORECASE),
-        re.compile(r"[^\s@]+@[^\s@]+\.\w+"),
-    ),
-    (
-        "a phone number",
-        re.compile(r"\b(phone|tel[eé]fono|celular|mobile number)\b", re.IGNORECASE),
-        re.compile(r"\+?\d[\d ()./-]{5,}\d"),
-    ),
-    (
-        "a user name",
-        re.compile(r"\b(user ?name|handle|usuario)\b", re.IGNORECASE),
-        re.compile(r"(^|\s)@\w|\.com/\w|`\w+`", re.IGNORECASE),
-    ),
-    (
-        "a port",
-        re.compile(r"\b(port|puerto)\b", re.IGNORECASE),
-        re.compile(r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
-    ),
-    (
-        "an age or a birth date",
-        re.compile(r"\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b", re.IGNORECASE),
-        re.compile(
-            r"\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
-            r"cumplea[nñ]os|\bage\b|\bedad\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "an IP address",
-        re.compile(r"\bIP\b"),
-        re.compile(r"\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}", re.IGNORECASE),
-    ),
-    (
-        "a web address",
-        re.compile(r"\b(url|link|enlace|website|sitio web)\b", re.IGNORECASE),
-        re.compile(r"https?://|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk)\b"),
-    ),
-)
-"""What a question asks for, and what a memory must hold to answer it: "what's Paula's
-email?" is not answered by a memory about Paula that holds no address. Only asked-for
-values with a recognisable shape are listed; yes/no questions ask for none."""
-_SECRET_ASKED = re.compile(
-    r"\b(password|passphrase|api[ -]?key|secret key|access key|token|contrase[nñ]a)s?\b",
-    re.IGNORECASE,
-)
-_VERSION_OF = re.compile(
-    r"\b(?:which|what|qu[eé])\s+(?:\S+\s+){0,3}?(?P<before>[\w.+#-]+)\s+versions?\b"
-    r"|\bversi(?:on|ón)(?:es|s)?\s+(?:of|de|del)\s+(?P<after>[\w.+#-]+)",
-    re.IGNORECASE,
-)
-"""'Which NVIDIA driver version…', 'the version of Postgres': the thing whose version is
-asked for, which the answer must name ('Which Redis version does kestrel depend on?' is
-not answered by kestrel's Rust version)."""
-_WHERE = re.compile(r"\b(where|d[oó]nde|which vault|how do i get)\b", re.IGNORECASE)
-_NOTHING = re.compile(r"(?!)")
-"""Saves refuse secrets, so no memory holds the value of a password or a key: asked for
-one ("what's the MapTiler API key?"), the answer is NOT FOUND. Where one is kept is a
-fair question ("where is the staging password?")."""
-
-
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            "january enero jan ene",
-            "february febrero feb",
-            "march marzo mar",
-            "april abril apr abr",
-            "may mayo",
-            "june junio jun",
-            "july julio jul",
-            "august agosto aug ago",
-            "september septiembre setiembre sep sept",
-            "october octubre oct",
-            "november noviembre nov",
-            "december diciembre dec dic",
-        ),
-        start=1,
-    )
-    for name in names.split()
-}
-_PART = {
-    "early": (1, 4), "mid": (5, 8), "middle of": (5, 8), "late": (9, 12), "start of": (1, 3),
-    "beginning of": (1, 3), "end of": (10, 12), "principios de": (1, 4), "mediados de": (5, 8),
-    "finales de": (9, 12), "fines de": (9, 12),
-}  # fmt: skip
-_TIME_EXPR = re.compile(
-    r"\b(?:(?P<part>early|mid|middle of|late|start of|beginning of|end of|principios de|"
-    r"mediados de|finales de|fines de)[\s-]+(?:the\s+)?)?(?:(?P<month>"
-    + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\.?\s+(?:(?:of|de)\s+)?)?(?P<year>(?:19|20)\d\d)\b",
-    re.IGNORECASE,
-)
-
-
-def _time_span(query: str) -> tuple[tuple[str, str] | None, str]:
-    """The period a question names ("in April 2023", "mid-2024", "a finales de 2023") as
-    (first day, last day), and the question without it."""
-    match = _TIME_EXPR.search(query)
-    if match is None:
-        return None, query
-    year = int(match.group("year"))
-    month = match.group("month")
-    part = (match.group("part") or "").lower()
-    if month:
-        first = last = _MONTHS[month.lower()]
-    else:
-        first, last = _PART.get(" ".join(part.split()), (1, 12))
-    end = date(year + (last == 12), last % 12 + 1, 1) - timedelta(days=1)
-    span = (f"{year:04d}-{first:02d}-01", end.isoformat())
-    return span, query[: match.start()] + " " + query[match.end() :]
 
 
 def is_test_path(source: str) -> bool:
@@ -338,7 +218,7 @@ class Navigator:
         if not found:
             return CorrectionMatch(status="not_found")
         weights = self._term_weights(q_terms)
-        groups = _word_groups(words, q_terms)
+        groups = word_groups(words, q_terms)
         scores = {c.entry.id: c.score for c in found}
         cover = {c.entry.id: _coverage(c, groups, weights) for c in found}
         # Equal fit, the current statement first: a hint that fits a memory and the one
@@ -398,8 +278,8 @@ class Navigator:
         self._texts = {}
         # "Summarize", "tell me about": how a broad question is asked, not what about;
         # "in April 2023": when, which the memories' dates answer better than their words.
-        asking = set(terms(" ".join(m.group(0) for m in _BROAD_CUES.finditer(query))))
-        span, timeless = _time_span(query)
+        asking = set(terms(" ".join(m.group(0) for m in BROAD_CUES.finditer(query))))
+        span, timeless = time_span(query)
         words = [t for t in dict.fromkeys(terms(timeless)) if t not in QUERY_FLUFF]
         if not words:
             span, words = None, [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
@@ -424,7 +304,7 @@ class Navigator:
             return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
 
         weights = self._term_weights(q_terms)
-        groups = _word_groups(query, q_terms)
+        groups = word_groups(query, q_terms)
         scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
         if span is not None and options.as_of is None:
             for cand in leaves:
@@ -449,7 +329,7 @@ class Navigator:
         unknown = self._unknown_names(query, weights)
         if unknown:
             return abstain(unknown=unknown)
-        stray = self._is_stray(best, q_terms, weights, coverage, _identifiers(query))
+        stray = self._is_stray(best, q_terms, weights, coverage, identifiers(query))
         if best.entry.id in elsewhere and not stray:
             # Asked in a project, answered only by another project's memory about something
             # the question does not name: that is not this project's answer. Say so, and
@@ -466,7 +346,7 @@ class Navigator:
         rivals = self._rivals(best, ranked, scores, tie_floor, options)
         s2 = scores[rivals[0].entry.id] if rivals else 0.0
         margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
-        broad = _is_broad(query)
+        broad = is_broad(query)
 
         # Ask only when the candidates are about different referents the question does not
         # tell apart: several people sharing the name it uses, or projects that each answer
@@ -487,7 +367,7 @@ class Navigator:
             ranked = self._broad_order(ranked, leaves, groups, weights, options)
         else:
             ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
-            asked = _asked_for(query)
+            asked = asked_for(query)
             if asked:
                 holder = self._holder(ranked[:limit], asked, weights, options)
                 if holder is None:
@@ -651,10 +531,10 @@ class Navigator:
         n = self._n
         never = math.log(1 + (n + 0.5) / 0.5)  # the weight of a term found nowhere
         found: list[str] = []
-        for sentence in _SENTENCES.split(query):
-            for position, word in enumerate(_NAME_WORD.findall(sentence)):
-                if not _is_name(word, position) or any(
-                    cue.fullmatch(word) for _, cue, _ in _ANSWER_TYPES
+        for sentence in SENTENCES.split(query):
+            for position, word in enumerate(NAME_WORD.findall(sentence)):
+                if not is_name(word, position) or any(
+                    cue.fullmatch(word) for _, cue, _ in ANSWER_TYPES
                 ):
                     continue  # "URL" or "IP" says what is asked for, not about what
                 parts = [t for t in terms(word) if t in weights]
@@ -680,7 +560,7 @@ class Navigator:
         "Luis" asked alone, while good matches say "Luis Carrasco" and "Luis Sato", has
         several referents; "Luis Sato" in the question has one.
         """
-        names = _bare_names(query)
+        names = bare_names(query)
         if not names:
             return []
         # Every candidate that holds the name counts, however well it matches the rest:
@@ -748,7 +628,7 @@ class Navigator:
             if not self._is_stray(c, q_terms, weights, _coverage(c, groups, weights))
         ]
         unique = math.log(1 + (self._n - 0.5) / 1.5)  # the weight of a word one memory holds
-        names = set(_name_terms(query))
+        names = set(name_terms(query))
         covered = [(_coverage(c, groups, weights), scores[c.entry.id]) for c in inside]
         unpointed: set[str] = set()
         for cand in leaves:
@@ -1072,61 +952,6 @@ def _excerpt_terms(excerpt: str) -> frozenset[str]:
     return frozenset(terms(excerpt))
 
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
-_NAME_WORD = re.compile(r"[^\W_][\w./#+-]*[^\W_]|[^\W_]", re.UNICODE)
-
-
-def _is_name(word: str, position: int) -> bool:
-    """An identifier, a number or a capitalised word that does not start the sentence."""
-    if len(word) < 3:
-        return False
-    if any(ch.isdigit() for ch in word):
-        return True
-    if word.isupper() or any(ch.isupper() for ch in word[1:]):
-        return True
-    return position > 0 and word[0].isupper()
-
-
-_TICKET = re.compile(r"[^\W\d_][\w#/-]*\d{3,}|\d{3,}[\w#/-]*[^\W\d_]", re.UNICODE)
-
-
-def _identifiers(query: str) -> list[tuple[str, ...]]:
-    """The numbered terms of each identifier the question names ("DEC-11878",
-    "PR #68779" are identifiers; a year or "k8s" is not)."""
-    out: list[tuple[str, ...]] = []
-    for word in _NAME_WORD.findall(query):
-        if _TICKET.fullmatch(word):
-            numbered = tuple(t for t in terms(word) if any(ch.isdigit() for ch in t))
-            if numbered:
-                out.append(numbered)
-    return out
-
-
-def _name_terms(query: str) -> list[str]:
-    """The terms of the names in a question (identifiers, numbers, capitalised words
-    inside a sentence)."""
-    out: list[str] = []
-    for sentence in _SENTENCES.split(query):
-        for position, word in enumerate(_NAME_WORD.findall(sentence)):
-            if _is_name(word, position):
-                out.extend(terms(word))
-    return out
-
-
-def _bare_names(query: str) -> list[str]:
-    """Capitalised names in the question not followed by another capitalised word
-    (a first name alone); a one-word question counts as a name."""
-    words = _NAME_WORD.findall(query)
-    out: list[str] = []
-    for position, word in enumerate(words):
-        capital = word[:1].isupper() and word[1:].islower() and len(word) >= 3
-        nxt = words[position + 1] if position + 1 < len(words) else ""
-        followed = nxt[:1].isupper()
-        if capital and not followed and (position > 0 or len(words) == 1):
-            out.append(word.removesuffix("'s").removesuffix("’s"))
-    return out
-
-
 def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -1145,18 +970,6 @@ def _indistinct(best: Candidate, rival: Candidate, weights: dict[str, float]) ->
     total = sum(weights[t] for t in mine)
     missing = sum(weights[t] for t in mine - set(rival.matched))
     return total > 0 and missing <= TIE_MISSING * total
-
-
-def _word_groups(query: str, q_terms: Sequence[str]) -> list[tuple[str, ...]]:
-    """The question's words, each as the query terms it gives ("k8s" gives k8s, k and 8:
-    one word, counted once)."""
-    wanted = set(q_terms)
-    groups: dict[tuple[str, ...], None] = {}
-    for chunk in query.split():
-        group = tuple(t for t in dict.fromkeys(terms(chunk)) if t in wanted)
-        if group:
-            groups[group] = None
-    return list(groups)
 
 
 def _coverage(
@@ -1184,31 +997,6 @@ def _overlap(a: str, b: str) -> float:
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / min(len(ta), len(tb))
-
-
-def _asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
-    """The shapes of value the question asks for (none for a yes/no question)."""
-    if _YES_NO.search(query):
-        return []
-    asked = [(name, shape) for name, cue, shape in _ANSWER_TYPES if cue.search(query)]
-    if _SECRET_ASKED.search(query) and not _WHERE.search(query):
-        asked.append(("a secret (secrets are never saved)", _NOTHING))
-    versioned = _VERSION_OF.search(query)
-    if versioned:
-        thing = versioned.group("before") or versioned.group("after")
-        asked.append((f"a {thing} version", _version_of(thing)))
-    return asked
-
-
-def _version_of(thing: str) -> re.Pattern[str]:
-    """A memory that gives ``thing``'s version names it, with a number."""
-    word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
-    return re.compile(word + r".*\d|\d.*" + word, re.IGNORECASE | re.DOTALL)
-
-
-def _is_broad(query: str) -> bool:
-    """A question about everything on a subject ("what do we know about X?")."""
-    return bool(_BROAD_CUES.search(query))
 
 
 def _names(project: str, q_terms: Sequence[str]) -> bool:
