@@ -139,3 +139,25 @@ def test_ask_echoes_clues_and_candidates_inert(ihmt: Ihmt, store: Path) -> None:
     assert run.code == 0, run.err
     assert "clue> Benidorm" in run.out
     assert not _ACTIVE.search(run.out) and not _ACTIVE.search(run.err), repr(run.out)
+
+
+# ---------------------------------------------------------------------- D16, D20
+def test_a_date_far_in_the_future_is_refused_and_year_one_is_saved(
+    ihmt: Ihmt, store: Path, leaf_count: Callable[[Path], int]
+) -> None:
+    before = leaf_count(store)
+    future = ihmt("save", "the far future", "--date", "9999-12-31", "--path", str(store))
+    assert future.code != 0 and "in the future" in future.err and "Traceback" not in future.err
+    assert leaf_count(store) == before
+    old = ihmt("save", "long ago", "--date", "0001-01-01", "--json", "--path", str(store))
+    assert old.code == 0, old.err
+    assert leaf_count(store) == before + 1
+
+
+def test_content_of_only_invisible_characters_is_not_a_memory(
+    ihmt: Ihmt, store: Path, leaf_count: Callable[[Path], int]
+) -> None:
+    before = leaf_count(store)
+    run = ihmt("save", "\u200b\u200c\u2060\ufeff", "--path", str(store))
+    assert run.code != 0 and "Traceback" not in run.err
+    assert leaf_count(store) == before

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from ihmt_facts import JOURNAL_NAME, Timeline
 from ihmt_mcp import (
     ContentTooLargeError,
     EmptyContentError,
+    FileRefusedError,
     Memory,
     SecretRefusedError,
     Settings,
@@ -355,3 +357,22 @@ def test_ingesting_a_latin1_file_stores_the_right_text_and_says_how_it_was_read(
     assert any(n.startswith("notas.txt: not UTF-8: read as") for n in report.notices)
     found = memory.search("reunión José Cádiz")
     assert found.best is not None and "Reunión con José en Cádiz" in found.best.content
+
+
+def test_ingesting_a_folder_reports_what_the_walk_left_out_and_refuses_a_pipe(
+    memory: Memory, tmp_path: Path
+) -> None:
+    folder = tmp_path / "proj"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / "README.md").write_text("# proj\n\nThe proj service renders invoices.\n")
+    (folder / ".ssh" / "id_rsa").write_text("not really a key\n")
+    (folder / "id_ed25519").write_text("not really a key either\n")
+    report = memory.ingest([folder])
+    assert report.leaves >= 1
+    skipped = dict(report.skipped)
+    assert any(name.endswith("id_ed25519") for name in skipped)
+    assert report.files == 1 + len(report.skipped)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(FileRefusedError):
+        memory.ingest([pipe])

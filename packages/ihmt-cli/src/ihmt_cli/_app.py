@@ -143,7 +143,6 @@ class MissingStoreError(click.ClickException):
 @contextmanager
 def open_memory(state: State) -> Iterator[Memory]:
     """Open the existing memory at ``state.path`` (never create one implicitly)."""
-    from dataclasses import replace
 
     from ihmt_mcp import Memory, Settings
 
@@ -156,6 +155,11 @@ def open_memory(state: State) -> Iterator[Memory]:
     try:
         yield memory
     finally:
+        # What the store repaired or cannot do (an index rebuilt after damage, a store on
+        # a read-only disk): said once, on stderr, so --json output stays one object.
+        for notice in memory.store.notices:
+            state.remark(f"note: {notice}")
+        memory.store.notices.clear()
         memory.close()
 
 
@@ -386,11 +390,6 @@ def ingest_command(
         )
         stored = {name for name, _ in report.skipped}
         byte_count += _bytes_of(sources, stored)
-    specials = [(n, why) for n, why in _special_files(sources) if n not in stored]
-    if specials:
-        report = replace(
-            report, files=report.files + len(specials), skipped=(*report.skipped, *specials)
-        )
     if report.skipped and report.files == len(report.skipped):
         reasons = "; ".join(f"{name} ({why})" for name, why in report.skipped[:5])
         more = f" and {len(report.skipped) - 5} more" if len(report.skipped) > 5 else ""
@@ -417,29 +416,6 @@ def special_file_kind(path: Path) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
-
-
-def _special_files(sources: list[Path]) -> list[tuple[str, str]]:
-    """Named pipes, devices and sockets under the folders in ``sources``, with why they are
-    left out (the walk skips them: reading a pipe would block forever)."""
-    import stat
-
-    found: list[tuple[str, str]] = []
-    for path in sources:
-        if not path.is_dir():
-            continue
-        for root, _dirs, files in os.walk(path):
-            for name in files:
-                full = Path(root) / name
-                try:
-                    mode = full.lstat().st_mode
-                except OSError:
-                    continue
-                if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
-                    continue
-                rel = full.relative_to(path).as_posix()
-                found.append((f"{path.name}/{rel}", f"{special_file_kind(full)}, not a file"))
-    return found
 
 
 def _sizes_by_name(sources: list[Path]) -> dict[str, int]:
@@ -833,7 +809,6 @@ def mcp_serve_command() -> None:
 
         raise SystemExit(ihmt_mcp.main([]))
     import logging
-    from dataclasses import replace
 
     from ihmt_mcp import Settings, build_server
 

@@ -7,12 +7,12 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
-from ihmt_mcp._files import walk_files
+from ihmt_mcp._files import read_regular, walk_files
 from ihmt_mcp._records import (
     FiledAs,
     ForgetResult,
@@ -22,9 +22,14 @@ from ihmt_mcp._records import (
     SaveResult,
     TreeItem,
 )
-from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
-from ihmt_mcp.errors import ContentTooLargeError, EmptyContentError, SecretRefusedError
+from ihmt_mcp.errors import (
+    ContentTooLargeError,
+    EmptyContentError,
+    FileRefusedError,
+    SecretRefusedError,
+)
 from ihmt_navigator import (
     ConsolidationReport,
     Consolidator,
@@ -94,13 +99,26 @@ def _domain(value: str | None) -> str | None:
         ) from None
 
 
+FUTURE_SLACK = timedelta(days=1)
+"""A memory may be dated up to a day ahead (time zones); a later date is refused: a
+memory dated 9999-12-31 would outdate every real one after it forever."""
+
+
 def _timestamp(value: str | date | datetime | None) -> str | None:
     if value is None or value == "":
         return None
     try:
-        return normalize_timestamp(value)
+        when = normalize_timestamp(value)
     except ValueError:
-        raise ValueError(f"invalid date {value!r}: use an ISO date such as 2026-02-03") from None
+        shown = _clip(str(value), 60)
+        raise ValueError(f"invalid date {shown!r}: use an ISO date such as 2026-02-03") from None
+    latest = normalize_timestamp(datetime.now(timezone.utc) + FUTURE_SLACK)
+    if when > latest:
+        raise ValueError(
+            f"the date {when[:10]} is in the future: date a memory when what it says became "
+            "true (today or earlier)"
+        )
+    return when
 
 
 def _clip(text: str, width: int) -> str:
@@ -278,6 +296,8 @@ class Memory:
             raise EmptyContentError()
         if len(content) > MAX_SAVE_CHARS:
             raise ContentTooLargeError(len(content), MAX_SAVE_CHARS)
+        if not normalise(content).strip():  # only zero-width or other invisible characters
+            raise EmptyContentError()
         secrets = find_secrets(content)
         if secrets:
             kinds = tuple(dict.fromkeys(s.kind for s in secrets))
@@ -464,6 +484,19 @@ class Memory:
                 raise LeafNotFoundError(leaf_id)
         if old_id == new_id:
             raise ValueError("a memory cannot replace itself: give two different ids")
+        # Following what corrected new_id must never lead back to old_id: A→B, B→C, C→A
+        # would leave every one of them OUTDATED and none current.
+        seen = {new_id}
+        current = self.store.entry(new_id)
+        while current is not None and current.outdated_by and current.outdated_by not in seen:
+            if current.outdated_by == old_id:
+                raise ValueError(
+                    f"{new_id} is itself corrected (through {len(seen)} step(s)) by {old_id}: "
+                    f"marking {old_id} OUTDATED by it would make a cycle with no current "
+                    "memory. Restore one of them first if the chain is wrong."
+                )
+            seen.add(current.outdated_by)
+            current = self.store.entry(current.outdated_by)
         correction = self.timeline.supersede(old_id, new_id, reason=reason or "marked outdated")
         logger.info("%s marked outdated by %s", old_id, new_id)
         return (
@@ -600,21 +633,28 @@ class Memory:
         wanted_domain = _domain(domain)
         proj = self._project(project)
         items: list[tuple[str, Path | None]] = []
+        skipped: list[tuple[str, str]] = []
         for raw in sources:
             path = Path(raw).expanduser()
             if path.is_dir():
-                items.extend((f"{path.name}/{rel}", full) for full, rel in walk_files(path))
+                walked: list[tuple[str, str]] = []
+                items.extend(
+                    (f"{path.name}/{rel}", full) for full, rel in walk_files(path, skipped=walked)
+                )
+                skipped.extend((f"{path.name}/{rel}", why) for rel, why in walked)
             elif path.is_file():
                 items.append((path.name, path))
+            elif path.exists():
+                raise FileRefusedError(path, "it is not a regular file (a pipe, device or socket)")
             else:
                 raise FileNotFoundError(f"no such file or folder: {path}")
         if text is not None:
             items.append((source_name, None))
-        skipped: list[tuple[str, str]] = []
         notices: list[str] = []
         written = 0
         domains: set[str] = set()
         total = len(items)
+        left_by_walk = len(skipped)  # special, secret or linked-out files the walk passed over
         created = 0
         for start in range(0, total, INGEST_GROUP):
             group = items[start : start + INGEST_GROUP]
@@ -642,7 +682,7 @@ class Memory:
                 notices.extend(self._ingest_facts(stored_ids))
         logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
         return IngestReport(
-            files=total,
+            files=total + left_by_walk,
             leaves=written,
             skipped=tuple(skipped),
             notices=tuple(dict.fromkeys(notices)),
@@ -670,7 +710,7 @@ class Memory:
                 if full.stat().st_size > MAX_FILE_BYTES:
                     skipped.append((name, "larger than 2 MiB"))
                     return []
-                decoded = decode(full.read_bytes())
+                decoded = decode(read_regular(full))
                 body = decoded.text
                 if decoded.notice:
                     notices.append(f"{name}: {decoded.notice}")
