@@ -1,4 +1,5 @@
-"""``save(..., replaces=...)``: the memory the hint describes, or nothing and the candidates.
+"""Corrections: ``save(..., replaces=...)`` marks the memory the hint describes, or nothing and
+lists the candidates; ``mark_outdated`` refuses cycles; dates stay real.
 
 A wrong OUTDATED mark hides a true memory, which is worse than no mark: these tests hold the
 rules on small hand-made stores.
@@ -6,7 +7,10 @@ rules on small hand-made stores.
 
 from __future__ import annotations
 
+import pytest
+
 from ihmt_mcp import Memory
+from ihmt_navigator import InvalidFilterError
 
 
 def _entry_outdated_by(memory: Memory, leaf_id: str) -> str | None:
@@ -161,3 +165,25 @@ def test_a_hint_fitting_a_memory_and_its_correction_equally_marks_the_current_on
         replaces="use tabs for Python indentation",
     )
     assert newest.replaced.replaced == (current,)
+
+
+def test_mark_outdated_refuses_a_cycle(memory: Memory) -> None:
+    a = memory.save("kite runs on fly.io", project="kite", date="2024-01-01").ids[0]
+    b = memory.save("kite runs on render", project="kite", date="2024-06-01").ids[0]
+    c = memory.save("kite runs on hetzner", project="kite", date="2025-01-01").ids[0]
+    memory.mark_outdated(a, b)
+    memory.mark_outdated(b, c)
+    with pytest.raises(ValueError, match="cycle"):
+        memory.mark_outdated(c, a)
+    assert _entry_outdated_by(memory, c) is None
+    best = memory.search("where does kite run?", project="kite").best
+    assert best is not None and best.id == c
+
+
+def test_dates_far_in_the_future_are_refused_and_year_one_is_a_date(memory: Memory) -> None:
+    with pytest.raises(ValueError, match="in the future"):
+        memory.save("a memory from the far future", date="9999-12-31")
+    old = memory.save("a memory from long ago", date="0001-01-01")
+    assert old.timestamp == "0001-01-01T00:00:00Z"
+    with pytest.raises(InvalidFilterError, match="'not a date'"):
+        memory.search("memory", as_of="not a date")

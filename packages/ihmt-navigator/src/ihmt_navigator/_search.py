@@ -100,12 +100,14 @@ class SearchOptions:
 def _parse_as_of(value: str | date | datetime | None) -> str | None:
     if value is None or value == "":
         return None
+    moment = value
     if isinstance(value, str) and len(value.strip()) == 10:
-        value = value.strip() + "T23:59:59Z"
+        moment = value.strip() + "T23:59:59Z"  # a bare date means the end of that day
     try:
-        return normalize_timestamp(value)
+        return normalize_timestamp(moment)
     except ValueError:
-        raise InvalidFilterError("as_of", value, "an ISO date such as 2025-12-31") from None
+        shown = value if not isinstance(value, str) or len(value) <= 60 else value[:59] + "…"
+        raise InvalidFilterError("as_of", shown, "an ISO date such as 2025-12-31") from None
 
 
 class Navigator:

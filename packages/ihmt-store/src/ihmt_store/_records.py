@@ -98,7 +98,16 @@ def _normalize_text(value: str) -> str:
 def _canonical(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        utc = moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"invalid timestamp {moment.isoformat()!r}: out of range") from None
+    # Four-digit years whatever the platform's strftime does (year 1 is "0001"), so the
+    # text sorts as the moments do.
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}"
+        f"T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
+    )
 
 
 def leaf_id_for(*, domain: str, source: str, position: int, text: str) -> str:
