@@ -133,6 +133,11 @@ def test_a_damaged_index_is_rebuilt_and_searches_stay_right(cli: Cli, seed: int)
         page = rng.randrange(1, len(data) // 4096)
         data[page * 4096 : (page + 1) * 4096] = rng.randbytes(4096)
     db.write_bytes(bytes(data))
+    first = cli("search", words[0])
+    assert first.stdout.startswith("FOUND")
+    # the repair is said once, on stderr
+    assert "note: the search index" in first.stderr and "rebuilt" in first.stderr
+    assert "rebuilt" not in cli("search", words[1]).stderr
     for word in words[::4]:
         assert cli("search", word).stdout.startswith("FOUND"), word
     assert cli.stats()["leaves"] == 30
