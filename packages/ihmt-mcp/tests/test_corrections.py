@@ -7,7 +7,11 @@ rules on small hand-made stores.
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ihmt_mcp import Memory
 from ihmt_navigator import InvalidFilterError
@@ -187,3 +191,42 @@ def test_dates_far_in_the_future_are_refused_and_year_one_is_a_date(memory: Memo
     assert old.timestamp == "0001-01-01T00:00:00Z"
     with pytest.raises(InvalidFilterError, match="'not a date'"):
         memory.search("memory", as_of="not a date")
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(marks=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=12))
+def test_no_sequence_of_marks_leaves_a_cycle(memory: Memory, marks: list[tuple[int, int]]) -> None:
+    ids = [
+        memory.save(f"hawk note {memory.store.count()} number {n}", project="hawk").ids[0]
+        for n in range(5)
+    ]
+    for old, new in marks:
+        try:
+            memory.mark_outdated(ids[old], ids[new])
+        except ValueError:
+            pass  # itself, or a cycle: refused, nothing changed
+    for start in ids:
+        seen = {start}
+        entry = memory.store.entry(start)
+        while entry is not None and entry.outdated_by:
+            assert entry.outdated_by not in seen, "a correction chain loops"
+            seen.add(entry.outdated_by)
+            entry = memory.store.entry(entry.outdated_by)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(day=st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)))
+def test_any_date_is_saved_as_four_digit_iso_or_refused_as_the_future(
+    memory: Memory, day: date
+) -> None:
+    text = f"a memory of {day.isoformat()} about kestrels"
+    if day > date.today() + timedelta(days=1):
+        with pytest.raises(ValueError, match="in the future"):
+            memory.save(text, date=day.isoformat())
+    elif day <= date.today():
+        saved = memory.save(text, date=day.isoformat())
+        assert saved.timestamp == f"{day.isoformat()}T00:00:00Z"
