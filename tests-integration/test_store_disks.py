@@ -44,17 +44,22 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _sections(out: str) -> dict[str, tuple[int, str]]:
-    """``== name`` … ``rc=N`` blocks of the script's output → {name: (rc, text)}."""
+    """``== name`` … ``rc=N`` blocks of the script's output → {name: (rc, text)}. The CLI's
+    ``note:`` lines (what the store repaired or cannot do, on stderr) are kept apart, in
+    ``found["notes"]``, so each block's text is the command's own output."""
     found: dict[str, tuple[int, str]] = {}
-    name, lines = "", []
+    name, lines, notes = "", [], []
     for line in out.splitlines():
-        if line.startswith("== "):
+        if line.startswith("ihmt: note: ") or line.startswith("note: "):
+            notes.append(line)
+        elif line.startswith("== "):
             name, lines = line[3:].strip(), []
         elif line.startswith("rc=") and name:
             found[name] = (int(line[3:]), "\n".join(lines))
             name = ""
         else:
             lines.append(line)
+    found["notes"] = (len(notes), "\n".join(notes))
     return found
 
 
@@ -166,6 +171,8 @@ def test_a_store_on_a_read_only_mount_can_be_searched_and_refuses_writes_plainly
     assert done.returncode == 0, done.stdout + done.stderr
     out = _sections(done.stdout)
     assert "unexpected" not in done.stdout and "Traceback" not in done.stdout
+    # reads say, once per command, that writes cannot happen here
+    assert "read-only disk or folder" in out["notes"][1], out["notes"]
     rc, text = out["search"]
     assert rc == 0 and text.startswith("FOUND"), text
     rc, text = out["stats"]
