@@ -50,7 +50,7 @@ def _sections(out: str) -> dict[str, tuple[int, str]]:
     found: dict[str, tuple[int, str]] = {}
     name, lines, notes = "", [], []
     for line in out.splitlines():
-        if line.startswith("ihmt: note: ") or line.startswith("note: "):
+        if line.startswith(("ihmt: note: ", "note: ")):
             notes.append(line)
         elif line.startswith("== "):
             name, lines = line[3:].strip(), []
