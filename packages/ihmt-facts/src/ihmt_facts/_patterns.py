@@ -799,7 +799,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
         "line",
         per_line=True,
     ),
-    # "Django 5.2", "Kotlin 1.8.22", "Kubernetes 1.33": the version of a named tool as the
+    # "Django 5.2", "Kotlin 1.9.0", "Nomad 1.7": the version of a named tool as the
     # memory states it (dotted numbers only: "Pixel 6" or "API 33" name no version). A
     # value being left ("from Terraform 1.5.7", "PostgreSQL 14 to 16") is not stated.
     _p(

@@ -871,7 +871,7 @@ def _all_restated(
 def _names_only_its_subject(subject: str, attribute: str) -> bool:
     """True when the attribute is made only of words of the subject's own name.
 
-    "tally-infra moved to OpenTofu 1.8" gives (project:tally-infra, infra): that says
+    "falcon-api moved to Nomad 1.7" gives (project:falcon-api, api): that says
     what the project moved to, not which part of it, so a later move of any part would
     read as a change of the same value. Such a change is recorded and relayed, but it
     does not flag the earlier memory OUTDATED: when in doubt, nothing is hidden.

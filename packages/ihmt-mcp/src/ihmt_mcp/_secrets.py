@@ -113,7 +113,7 @@ _ASSIGNMENT = re.compile(
 _PROSE = re.compile(
     r"(?i)\b(?P<word>passwords?|passphrase|passcode|passwd|pwd|pw|pin|contraseña|contrasena|"
     r"clave)\b"
-    # "the password manager is Proton Pass": the sentence is about something else
+    # "the password manager is Keeper Cloud": the sentence is about something else
     r"(?!\s+(?:managers?|policy|policies|rotation|reset|vault|hint|length|rules?|strength|"
     r"requirements?|expiry|generator|store)\b)"
     r"[^.\n:=]{0,60}?\s(?:is|was|are|es|era|será|sería|fue)\s{1,4}"

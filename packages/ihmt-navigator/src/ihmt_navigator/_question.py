@@ -98,8 +98,8 @@ _VERSION_OF = re.compile(
     re.IGNORECASE,
 )
 """'Which NVIDIA driver version…', 'the version of Postgres': the thing whose version is
-asked for, which the answer must name ('Which Redis version does kestrel depend on?' is
-not answered by kestrel's Rust version)."""
+asked for, which the answer must name ('Which Redis version does falcon depend on?' is
+not answered by falcon's Go version)."""
 
 
 _WHERE = re.compile(r"\b(where|d[oó]nde|which vault|how do i get)\b", re.IGNORECASE)

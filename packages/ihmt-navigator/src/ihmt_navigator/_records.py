@@ -94,7 +94,7 @@ class CorrectionMatch:
     mark none, let the agent choose among ``candidates``) or ``not_found``."""
     targets: tuple[Hit, ...] = ()
     """The memories to mark OUTDATED: one, or several when each holds a different part
-    of the hint ("X on OpenTofu 1.8 with DynamoDB locking" names two memories)."""
+    of the hint ("on Nomad 1.7 with Consul locks" names two memories)."""
     candidates: tuple[Hit, ...] = ()
     """The other memories the hint fits, best first."""
     coverage: float = 0.0

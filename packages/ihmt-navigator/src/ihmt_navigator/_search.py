@@ -605,8 +605,8 @@ class Navigator:
     ) -> set[str]:
         """The current project's memories and global ones rank above other projects'.
 
-        A project the question names counts as current (asked in kestrel, "what runs
-        tallyhub's staging?" is about tallyhub). Another project's memory comes before an
+        A project the question names counts as current (asked in falcon, "what runs
+        heron's staging?" is about heron). Another project's memory comes before an
         in-scope one that answers only when the question points at it: it holds a name
         of the question, or a word no other memory holds, that nothing in scope holds
         ("the osprey staging host", asked in falcon, is heron's); even then, not before
