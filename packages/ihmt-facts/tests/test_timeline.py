@@ -460,14 +460,14 @@ def test_a_change_whose_attribute_is_only_the_projects_name_outdates_nothing(
     store: Store, timeline: Timeline, put: PutLeaf
 ) -> None:
     first = put(
-        "tally-infra moved to OpenTofu 1.8 after the license change.",
+        "falcon-infra moved to Nomad 1.7 after the license change.",
         "2024-11-19",
-        project="tally-infra",
+        project="falcon-infra",
     )
     second = put(
-        "tally-infra moved to Atlantis 0.28 for plan and apply on PRs.",
+        "falcon-infra moved to Spinnaker 1.32 for plan and apply on PRs.",
         "2025-02-01",
-        project="tally-infra",
+        project="falcon-infra",
     )
     timeline.ingest(first)
     (recorded,) = timeline.ingest(second)
@@ -503,9 +503,9 @@ def test_a_memory_restating_every_version_outdates_the_old_one(
 def test_a_version_being_left_or_the_projects_own_release_outdates_nothing(
     store: Store, timeline: Timeline, put: PutLeaf
 ) -> None:
-    moved = put("Moved heron from Terraform 1.5.7 to OpenTofu 1.8.", "2024-11-19", project="heron")
+    moved = put("Moved heron from Chef 17.4 to Ansible 9.1.", "2024-11-19", project="heron")
     timeline.ingest(moved)
-    assert not any(f.attribute == "terraform version" for f in timeline.facts("project:heron"))
+    assert not any(f.attribute == "chef version" for f in timeline.facts("project:heron"))
     bug = put("Heron 1.4.2 miscounted rows; yanked.", "2025-01-10", project="heron")
     release = put("Heron 1.5.0 shipped with the fix.", "2025-02-01", project="heron")
     timeline.ingest(bug)

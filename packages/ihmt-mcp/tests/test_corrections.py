@@ -122,21 +122,21 @@ def test_a_hint_naming_two_memories_marks_both(memory: Memory) -> None:
     for n in range(20):
         memory.save(f"Lunch note {n}: the canteen serves soup on day {n}.", project="")
     tofu = memory.save(
-        "wren-infra migrated from Terraform 1.5.7 to OpenTofu 1.8 and encrypts its state.",
-        project="wren-infra",
+        "wren-ops migrated from Chef 17.4 to Nomad 1.7 and encrypts its secrets.",
+        project="wren-ops",
         date="2024-11-19",
     ).ids[0]
     lock = memory.save(
-        "wren-infra keeps state in S3 with DynamoDB locking on the wren-locks table.",
-        project="wren-infra",
+        "wren-ops keeps job state in Consul with Consul locks on the wren-locks key.",
+        project="wren-ops",
         date="2022-06-20",
     ).ids[0]
-    memory.save("wren-infra CI runs tflint on every PR.", project="wren-infra", date="2023-01-01")
+    memory.save("wren-ops CI runs shellcheck on every PR.", project="wren-ops", date="2023-01-01")
     new = memory.save(
-        "wren-infra moved up to OpenTofu 1.10 and dropped DynamoDB locking for S3 lockfiles.",
-        project="wren-infra",
+        "wren-ops moved up to Nomad 1.9 and dropped Consul locks for leader election.",
+        project="wren-ops",
         date="2025-09-01",
-        replaces="wren-infra on OpenTofu 1.8 with DynamoDB locking",
+        replaces="wren-ops on Nomad 1.7 with Consul locks",
     )
     assert new.replaced.status == "replaced"
     assert set(new.replaced.replaced) == {tofu, lock}
@@ -223,7 +223,7 @@ def test_no_sequence_of_marks_leaves_a_cycle(memory: Memory, marks: list[tuple[i
 def test_any_date_is_saved_as_four_digit_iso_or_refused_as_the_future(
     memory: Memory, day: date
 ) -> None:
-    text = f"a memory of {day.isoformat()} about kestrels"
+    text = f"a memory of {day.isoformat()} about herons"
     if day > date.today() + timedelta(days=1):
         with pytest.raises(ValueError, match="in the future"):
             memory.save(text, date=day.isoformat())

@@ -74,7 +74,7 @@ POSITIVES: list[str] = [
 ]
 
 NEGATIVES: list[str] = [
-    "Password manager is Proton Pass (family plan shared with Inés); each client gets a vault.",
+    "Password manager is Keeper Cloud (family plan shared with Dana); each client gets a vault.",
     "The password rotation policy is quarterly for every service account.",
     "Nuestro gestor de contraseñas es Bitwarden, con una bóveda por cliente.",
     "The password reset flow sends an email with a one-time link.",
