@@ -370,11 +370,6 @@ def ingest_command(
     for path in sources:
         if not path.exists():
             raise click.ClickException(f"no such file or folder: {path}; check the path")
-        if not path.is_dir() and not path.is_file():
-            raise click.ClickException(
-                f"{path} is {special_file_kind(path)}, not a regular file or folder; "
-                "ingest reads files and folders (pipe a stream in with 'ingest -')"
-            )
     byte_count = len(text.encode("utf-8")) if text is not None else 0
     sizes = _sizes_by_name(sources)
     with open_memory(state) as memory, _progress(state, "Ingesting", sizes) as progress:
@@ -397,25 +392,6 @@ def ingest_command(
     for name, why in report.skipped:
         state.remark(f"skipped {name}: {why}")
     state.emit({**report.to_json(), "bytes": byte_count}, ingest_text(report, byte_count))
-
-
-def special_file_kind(path: Path) -> str:
-    """What ``path`` is when it is neither a regular file nor a folder (follows links)."""
-    import stat
-
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return "unreadable"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _sizes_by_name(sources: list[Path]) -> dict[str, int]:

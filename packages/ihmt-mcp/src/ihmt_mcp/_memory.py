@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
-from ihmt_mcp._files import read_regular, walk_files
+from ihmt_mcp._files import read_regular, special_kind, walk_files
 from ihmt_mcp._records import (
     FiledAs,
     ForgetResult,
@@ -645,7 +645,9 @@ class Memory:
             elif path.is_file():
                 items.append((path.name, path))
             elif path.exists():
-                raise FileRefusedError(path, "it is not a regular file (a pipe, device or socket)")
+                raise FileRefusedError(
+                    path, f"it is {special_kind(path.stat().st_mode)}, not a regular file or folder"
+                )
             else:
                 raise FileNotFoundError(f"no such file or folder: {path}")
         if text is not None:

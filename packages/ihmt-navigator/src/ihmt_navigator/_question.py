@@ -200,15 +200,20 @@ def identifiers(query: str) -> list[tuple[str, ...]]:
     return out
 
 
+def name_words(query: str) -> list[str]:
+    """The names in a question: identifiers, numbers, capitalised words inside a
+    sentence."""
+    return [
+        word
+        for sentence in SENTENCES.split(query)
+        for position, word in enumerate(NAME_WORD.findall(sentence))
+        if is_name(word, position)
+    ]
+
+
 def name_terms(query: str) -> list[str]:
-    """The terms of the names in a question (identifiers, numbers, capitalised words
-    inside a sentence)."""
-    out: list[str] = []
-    for sentence in SENTENCES.split(query):
-        for position, word in enumerate(NAME_WORD.findall(sentence)):
-            if is_name(word, position):
-                out.extend(terms(word))
-    return out
+    """The terms of the names in a question."""
+    return [t for word in name_words(query) for t in terms(word)]
 
 
 def bare_names(query: str) -> list[str]:

@@ -13,15 +13,13 @@ from typing import Any
 from ihmt_navigator._question import (
     ANSWER_TYPES,
     BROAD_CUES,
-    NAME_WORD,
     QUERY_FLUFF,
-    SENTENCES,
     asked_for,
     bare_names,
     identifiers,
     is_broad,
-    is_name,
     name_terms,
+    name_words,
     time_span,
     word_groups,
 )
@@ -206,9 +204,7 @@ class Navigator:
         """
         if not isinstance(words, str) or not words.strip():
             raise ValueError("the hint is empty: say which memory is corrected")
-        self._n = max(self.store.count(), 1)
-        self._paths = {}
-        self._texts = {}
+        self._begin()
         q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
         found = (
             self.store.candidates(
@@ -257,10 +253,10 @@ class Navigator:
         hits = self._hits(
             [*targets, *(c for c in ranked[:limit] if c not in targets)], scores, q_terms
         )
-        union = tuple(dict.fromkeys(t for c in targets for t in c.matched))
-        together = _coverage(replace(best, matched=union), groups, weights)
         if close and not apart:
             return CorrectionMatch(status="ambiguous", candidates=tuple(hits), coverage=top)
+        union = tuple(dict.fromkeys(t for c in targets for t in c.matched))
+        together = _coverage(replace(best, matched=union), groups, weights)
         return CorrectionMatch(
             status="found",
             targets=tuple(hits[: len(targets)]),
@@ -268,16 +264,20 @@ class Navigator:
             coverage=round(together, 3),
         )
 
+    def _begin(self) -> IOStats:
+        """Forget the last search's caches; the store's size and reads so far."""
+        self._n = max(self.store.count(), 1)
+        self._paths = {}
+        self._texts = {}
+        return self.store.io.snapshot()
+
     # ------------------------------------------------------------------ the pipeline
     def _search(
         self, query: str, clue: str | None, detail: str, options: SearchOptions, limit: int
     ) -> SearchResult:
         store = self.store
         config = store.config
-        before = store.io.snapshot()
-        self._n = max(store.count(), 1)
-        self._paths = {}
-        self._texts = {}
+        before = self._begin()
         # "Summarize", "tell me about": how a broad question is asked, not what about;
         # "in April 2023": when, which the memories' dates answer better than their words.
         asking = set(terms(" ".join(m.group(0) for m in BROAD_CUES.finditer(query))))
@@ -368,7 +368,7 @@ class Navigator:
         if broad:
             ranked = self._broad_order(ranked, leaves, groups, weights, options)
         else:
-            ranked = self._newer_among_ties(best, ranked, scores, tie_floor, weights, options)
+            ranked = self._newer_among_ties(best, ranked, scores, tie_floor, options)
             asked = asked_for(query)
             if asked:
                 holder = self._holder(ranked[:limit], asked, weights, options)
@@ -533,20 +533,17 @@ class Navigator:
         n = self._n
         never = math.log(1 + (n + 0.5) / 0.5)  # the weight of a term found nowhere
         found: list[str] = []
-        for sentence in SENTENCES.split(query):
-            for position, word in enumerate(NAME_WORD.findall(sentence)):
-                if not is_name(word, position) or any(
-                    cue.fullmatch(word) for _, cue, _ in ANSWER_TYPES
-                ):
-                    continue  # "URL" or "IP" says what is asked for, not about what
-                parts = [t for t in terms(word) if t in weights]
-                if not parts:
-                    continue
-                numbered = [t for t in parts if any(ch.isdigit() for ch in t)]
-                # An identifier's number is what names it: PLAT-15826 is unknown even
-                # though PLAT is everywhere.
-                if all(weights[t] >= never for t in numbered or parts):
-                    found.append(word)
+        for word in name_words(query):
+            if any(cue.fullmatch(word) for _, cue, _ in ANSWER_TYPES):
+                continue  # "URL" or "IP" says what is asked for, not about what
+            parts = [t for t in terms(word) if t in weights]
+            if not parts:
+                continue
+            numbered = [t for t in parts if any(ch.isdigit() for ch in t)]
+            # An identifier's number is what names it: PLAT-15826 is unknown even though
+            # PLAT is everywhere.
+            if all(weights[t] >= never for t in numbered or parts):
+                found.append(word)
         return found
 
     def _namesakes(
@@ -566,7 +563,7 @@ class Navigator:
         if not names:
             return []
         # Every candidate that holds the name counts, however well it matches the rest:
-        # "Rocío's email" is a question about one of the Rocíos even if only one of them
+        # "Greta's email" is a question about one of the Gretas even if only one of them
         # has an email stored.
         pool = [c for c in ranked[:NAMESAKE_POOL] if not self._is_outdated(c.entry, options)]
         for name in names:
@@ -624,14 +621,15 @@ class Navigator:
 
         inside = [c for c in leaves if in_scope(c)]
         held_inside = {t for c in inside for t in c.matched}
+        cover = {c.entry.id: _coverage(c, groups, weights) for c in leaves}
         answering = [
             scores[c.entry.id]
             for c in inside
-            if not self._is_stray(c, q_terms, weights, _coverage(c, groups, weights))
+            if not self._is_stray(c, q_terms, weights, cover[c.entry.id])
         ]
         unique = math.log(1 + (self._n - 0.5) / 1.5)  # the weight of a word one memory holds
         names = set(name_terms(query))
-        covered = [(_coverage(c, groups, weights), scores[c.entry.id]) for c in inside]
+        covered = [(cover[c.entry.id], scores[c.entry.id]) for c in inside]
         unpointed: set[str] = set()
         for cand in leaves:
             if in_scope(cand):
@@ -646,7 +644,7 @@ class Navigator:
             if not pointed:
                 unpointed.add(cand.entry.id)
             if pointed or not answering:
-                mine = _coverage(cand, groups, weights)
+                mine = cover[cand.entry.id]
                 cap = min((s for cov, s in covered if cov >= mine - 1e-9), default=None)
             else:
                 cap = min(answering)
@@ -682,13 +680,30 @@ class Navigator:
             per_project[project] = cand
         return list(per_project.values()) if len(per_project) >= 2 else []
 
+    def _same_statement(
+        self,
+        first: Candidate,
+        other: Candidate,
+        scores: dict[str, float],
+        tie_floor: float,
+        options: SearchOptions,
+    ) -> bool:
+        """``other`` is another current memory of ``first``'s project that answers about as
+        well and shares half the shorter one's words: a statement about the same thing."""
+        return (
+            other is not first
+            and scores[other.entry.id] >= tie_floor
+            and other.entry.project == first.entry.project
+            and not self._is_outdated(other.entry, options)
+            and _overlap(first.entry.excerpt, other.entry.excerpt) >= SAME_SUBJECT
+        )
+
     def _newer_among_ties(
         self,
         best: Candidate,
         ranked: list[Candidate],
         scores: dict[str, float],
         tie_floor: float,
-        weights: dict[str, float],
         options: SearchOptions,
     ) -> list[Candidate]:
         """Among current memories of one scope that answer the question equally well, the
@@ -699,12 +714,8 @@ class Navigator:
         ties = [
             c
             for c in ranked[:NAMESAKE_POOL]
-            if c is not best
-            and scores[c.entry.id] >= tie_floor
-            and c.entry.project == best.entry.project
-            and not self._is_outdated(c.entry, options)
+            if self._same_statement(best, c, scores, tie_floor, options)
             and set(best.matched) <= set(c.matched)
-            and _overlap(best.entry.excerpt, c.entry.excerpt) >= SAME_SUBJECT
         ]
         newest = max(ties, key=lambda c: c.entry.timestamp, default=None)
         if newest is None or newest.entry.timestamp <= best.entry.timestamp:
@@ -754,12 +765,9 @@ class Navigator:
         return {
             c.entry.id
             for c in ranked[1:NAMESAKE_POOL]
-            if scores[c.entry.id] >= tie_floor
-            and c.entry.project == first.entry.project
+            if self._same_statement(first, c, scores, tie_floor, options)
             and c.entry.timestamp < first.entry.timestamp
-            and not self._is_outdated(c.entry, options)
             and set(c.matched) == set(first.matched)
-            and _overlap(first.entry.excerpt, c.entry.excerpt) >= SAME_SUBJECT
         }
 
     def _broad_order(
