@@ -715,3 +715,39 @@ def test_an_index_of_an_older_normalisation_is_rebuilt_so_new_word_forms_meet(
         assert "cut" in found[0].matched
     finally:
         reopened.close()
+
+
+# ------------------------------------------------------------------ titles
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            "## 2024-03-11\nMoved the staging database to a new host.",
+            "Moved the staging database to a new host.",
+        ),
+        (
+            "### Monday, March 11 2024\n\n- [x] **Standup**: invoices ship Friday",
+            "Standup: invoices ship Friday",
+        ),
+        (
+            "# lunes 11 de marzo de 2024\n> Comida con Bruno en el puerto",
+            "Comida con Bruno en el puerto",
+        ),
+        ("# Journal", "Journal"),
+        ("```python\ndef ship(): ...\n```", "def ship(): ..."),
+        ("## 2024-03-11\n\n---\n", "2024-03-11"),
+        ("I prefer tabs over spaces.", "I prefer tabs over spaces."),
+    ],
+)
+def test_a_leaf_title_is_its_first_line_that_says_something(
+    store: Store, text: str, title: str
+) -> None:
+    leaf = store.put_leaf(make_leaf(text))
+    entry = store.entry(leaf.leaf_id)
+    assert entry is not None and entry.title == title
+
+
+def test_a_given_title_wins_over_the_text(store: Store) -> None:
+    leaf = store.put_leaf(make_leaf("## 2024-03-11\nbody", extra={"title": "Ferry plans"}))
+    entry = store.entry(leaf.leaf_id)
+    assert entry is not None and entry.title == "Ferry plans"

@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -171,15 +172,51 @@ def _indexed(text: str) -> str:
     return " ".join(terms(text))
 
 
+# Markdown a line starts with (headings, quotes, bullets, checkboxes, numbers) and the
+# emphasis around words: neither says anything in a title.
+_LINE_MARKUP = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)+")
+_EMPHASIS = re.compile(r"\*\*|__")
+_LETTERS = re.compile(r"[^\W\d_]+")
+# The words of a date or time ("Monday, March 11", "lunes 11 de marzo", "9am UTC").
+_DATE_TEXT = (
+    "mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday "
+    "saturday sunday jan feb mar apr may jun jul aug sep sept oct nov dec january february "
+    "march april june july august september october november december am pm t z utc gmt "
+    "lunes martes miércoles miercoles jueves viernes sábado sabado domingo enero febrero "
+    "marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre "
+    "de del"
+)
+_DATE_WORDS = frozenset(_DATE_TEXT.split())
+
+
+def _title_line(line: str) -> str:
+    line = line.strip()
+    if line.startswith(("```", "~~~")):
+        return ""
+    return " ".join(_EMPHASIS.sub("", _LINE_MARKUP.sub("", line)).split())
+
+
+def _says_something(line: str) -> bool:
+    """False for a line that is only a date, a time or punctuation ("## 2024-03-11")."""
+    return any(w.lower() not in _DATE_WORDS for w in _LETTERS.findall(line))
+
+
 def leaf_title(leaf: Leaf) -> str:
-    """A one-line title for a leaf: ``extra.title`` when given, else its first line."""
+    """A one-line title for a leaf: ``extra.title`` when given, else its first line that
+    says something, without Markdown markup (a dated heading such as ``## 2024-03-11``
+    gives way to the line below it: the date is the leaf's timestamp already)."""
     given = leaf.extra.get("title")
     if isinstance(given, str) and given.strip():
         return given.strip()[:120]
-    for line in leaf.text.splitlines():
-        if line.strip():
-            return line.strip()[:120]
-    return ""
+    first = ""
+    for raw in leaf.text.splitlines():
+        line = _title_line(raw)
+        if not line:
+            continue
+        if _says_something(line):
+            return line[:120]
+        first = first or line
+    return first[:120]
 
 
 def _excerpt(text: str) -> str:
