@@ -20,7 +20,7 @@ def test_help_lists_every_command(ihmt: Ihmt) -> None:
     assert run.code == 0
     for name in (
         "init", "ingest", "save", "consolidate", "rebuild", "search", "ask", "tree",
-        "stats", "facts", "conflicts", "forget", "mcp", "version", "demo",
+        "stats", "facts", "conflicts", "forget", "restore", "mcp", "version", "demo",
     ):  # fmt: skip
         assert f"  {name}" in run.out, name
     assert ihmt().code == 0  # no command: the help, not an error
@@ -249,3 +249,39 @@ def test_mcp_serve_answers_initialize_over_stdio(
     reply = json.loads(done.stdout.splitlines()[0])
     assert reply["id"] == 1 and "serverInfo" in reply["result"]
     assert "Traceback" not in done.stderr
+
+
+def test_save_help_says_saves_are_filed_from_their_content(ihmt: Ihmt) -> None:
+    run = ihmt("save", "--help")
+    assert run.code == 0
+    assert "default: general" not in run.out
+    assert "chosen from its content" in " ".join(run.out.split())
+
+
+def test_restore_undoes_a_wrong_replaces_mark(ihmt: Ihmt, store: Path) -> None:
+    path = ("--path", str(store))
+    saved = ihmt(
+        "save", "The staging host runs PostgreSQL 17 now.", "--date", "2025-06-01",
+        "--replaces", "staging PostgreSQL 15", *path, "--json",
+    ).json()  # fmt: skip
+    assert saved["replaced"]["status"] == "replaced"
+    old = saved["replaced"]["replaced"][0]
+    assert f"ihmt restore {old}" in saved["replaced"]["message"]
+    assert ihmt("search", "PostgreSQL 15 port 5432", *path, "--json").json()["notices"]
+    wrong = ihmt("restore", old, "--by", old, *path)
+    assert wrong.code == 1 and len(wrong.err_lines) == 1 and saved["ids"][0] in wrong.err
+    run = ihmt("restore", old, *path, "--json")
+    assert run.code == 0, run.err
+    data = run.json()
+    assert data["restored"] is True and data["corrected_by"] == saved["ids"][0]
+    assert data["corrected_on"].startswith("2025-06-01")
+    after = ihmt("search", "PostgreSQL 15 port 5432", *path, "--json").json()
+    mine = [hit for hit in after["results"] if hit["id"] == old]
+    assert mine and mine[0]["outdated"] is False and not after["notices"]
+    again = ihmt("restore", old, *path)
+    assert again.code == 0 and "nothing changed" in again.out
+    unknown = ihmt("restore", "L-nope-0000-0000000000", *path)
+    assert unknown.code == 1 and unknown.err_lines == [
+        "ihmt: error: no memory with id 'L-nope-0000-0000000000'; 'ihmt search QUERY --full' "
+        "shows ids"
+    ]

@@ -171,21 +171,34 @@ def test_replaces_never_touches_another_projects_memory(memory: Memory) -> None:
 
 def test_mark_outdated_and_restore_check_their_ids(memory: Memory) -> None:
     a = memory.save("The build uses Gradle 7.", date="2024-01-01")
-    b = memory.save("The build uses Gradle 8.", date="2025-01-01")
+    b = memory.save("The deploy script lives in ops/deploy.sh.", date="2025-01-01")
     with pytest.raises(LeafNotFoundError):
         memory.mark_outdated("L-nope-0000-0000000000", b.ids[0])
     with pytest.raises(ValueError, match="itself"):
         memory.mark_outdated(a.ids[0], a.ids[0])
     memory.mark_outdated(a.ids[0], b.ids[0])
-    assert "current again" in memory.restore(a.ids[0])
+    with pytest.raises(ValueError, match=f"new_id={b.ids[0]}"):
+        memory.restore(a.ids[0], corrected_by=a.ids[0])
+    assert memory.store.read_leaf(a.ids[0]).outdated_by is not None
+    undone = memory.restore(a.ids[0], corrected_by=b.ids[0])
+    assert undone.restored and undone.corrected_by == b.ids[0]
+    assert undone.reason == "marked outdated" and undone.corrected_on == b.timestamp
+    assert "current again" in undone.render()
+    assert undone.to_json()["message"] == undone.render()
     assert memory.store.read_leaf(a.ids[0]).outdated_by is None
-    assert "nothing changed" in memory.restore(a.ids[0])
+    answer = memory.search("Gradle 7 build", detail="full")
+    assert answer.best is not None and answer.best.id == a.ids[0]
+    assert not answer.best.outdated and not answer.notices
+    again = memory.restore(a.ids[0])
+    assert not again.restored and "nothing changed" in again.render()
+    with pytest.raises(LeafNotFoundError):
+        memory.restore("L-nope-0000-0000000000")
 
 
 def test_search_prefers_the_current_project_and_names_the_other_one(memory: Memory) -> None:
     for n, topic in enumerate(("linting", "releases", "backups", "tracing", "billing")):
         memory.save(f"Note {n}: {topic} is handled by the platform team.", project="")
-    mine = memory.save("The staging host is kestrel, behind the VPN.", project="falcon")
+    mine = memory.save("The staging host is merlin, behind the VPN.", project="falcon")
     theirs = memory.save("The staging host is osprey, behind the VPN.", project="heron")
     answer = memory.search("staging host", project="falcon")
     assert answer.best is not None and answer.best.id == mine.ids[0]

@@ -20,7 +20,7 @@ EXPECTED_PARAMETERS = {
         ["content"],
         {"domain": "general", "content_type": "auto", "replaces": ""},
     ),
-    "mark_outdated": (["old_id", "new_id"], {}),
+    "mark_outdated": (["old_id", "new_id"], {"undo": False}),
     "project_map": (["path"], {"detail": "files", "subpath": ""}),
     "find_code": (
         ["query", "path"],
@@ -116,6 +116,23 @@ def test_memory_tools_end_to_end(
         new_id = text.split()[2]
         error, text = await call(session, "mark_outdated", old_id=staging_old, new_id=new_id)
         assert not error and "OUTDATED" in text
+        # A wrong mark is undone through the same tool, never by an eleventh one.
+        error, text = await call(
+            session, "mark_outdated", old_id=staging_old, new_id=old_id, undo=True
+        )
+        assert error and f"new_id={new_id}" in text
+        error, text = await call(
+            session, "mark_outdated", old_id=staging_old, new_id=new_id, undo=True
+        )
+        assert not error and text.startswith(f"RESTORED: {staging_old} is current again"), text
+        error, text = await call(
+            session, "search_memory", query="staging PostgreSQL 16 db01", detail="full"
+        )
+        assert not error and staging_old in text and "OUTDATED" not in text, text
+        error, text = await call(
+            session, "mark_outdated", old_id=staging_old, new_id=new_id, undo=True
+        )
+        assert not error and "nothing changed" in text
         error, text = await call(session, "forget_memory", memory_id=new_id, reason="test")
         assert not error and text.startswith(f"FORGOTTEN {new_id}")
         out["done"] = True

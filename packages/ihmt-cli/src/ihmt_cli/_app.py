@@ -470,29 +470,49 @@ def _progress(
 # ---------------------------------------------------------------------- save
 @command("save")
 @click.argument("text")
-@click.option("--domain", default="general", show_default=True, help="Where to file it.")
-@click.option("--date", "when", type=ISO_DATE, help="When it became true (default: today).")
+@click.option(
+    "--domain",
+    metavar="D",
+    help="File it under this domain (default: chosen from its content, e.g. software.infra).",
+)
+@click.option(
+    "--date",
+    "when",
+    type=ISO_DATE,
+    help="When it became true (default: a date in the text, else today).",
+)
 @click.option("--replaces", default="", help="Words describing an earlier memory it corrects.")
 @click.option("--project", help="Project to record ('' = global; default: the git root's name).")
-@click.option("--type", "content_type", type=click.Choice(CONTENT_TYPES), default="auto")
+@click.option(
+    "--type",
+    "content_type",
+    type=click.Choice(CONTENT_TYPES),
+    default="auto",
+    show_default=True,
+    help="How to split it; auto reads its content.",
+)
 @click.option("--tag", "tags", multiple=True, help="A tag to add (repeatable).")
 def save_command(
     text: str,
-    domain: str,
+    domain: str | None,
     when: str | None,
     replaces: str,
     project: str | None,
     content_type: str,
     tags: tuple[str, ...],
 ) -> None:
-    """Save one memory (TEXT, or '-' to read it from stdin)."""
+    """Save one memory (TEXT, or '-' to read it from stdin).
+
+    Its type and domain are chosen from its content (the output says how it was filed);
+    --domain and --type override them.
+    """
     state = State.current()
     _configure_logging(state)
     content = _read_text_argument(text, "the memory")
     with open_memory(state) as memory:
         result = memory.save(
             content,
-            domain=domain,
+            domain=domain or "general",
             content_type=content_type,
             replaces=replaces,
             project=project,
@@ -766,6 +786,31 @@ def forget_command(memory_id: str, reason: str, yes: bool) -> None:
             )
         result = memory.forget(memory_id, reason=reason)
     state.emit({**result.to_json(), "reason": reason}, result.render())
+
+
+# ---------------------------------------------------------------------- restore
+@command("restore")
+@click.argument("memory_id", metavar="ID")
+@click.option("--by", "corrected_by", metavar="NEW_ID", help="Only undo the mark NEW_ID set.")
+def restore_command(memory_id: str, corrected_by: str | None) -> None:
+    """Undo a wrong OUTDATED mark: memory ID is current again (both memories are kept).
+
+    --json prints {id, restored, corrected_by, corrected_on, reason, message}; restored is
+    false when ID was not flagged OUTDATED (nothing changed, exit 0).
+    """
+    state = State.current()
+    _configure_logging(state)
+    with open_memory(state) as memory:
+        entry = memory.store.entry(memory_id)
+        if entry is None or entry.kind != "leaf":
+            raise click.ClickException(
+                f"no memory with id {clip(memory_id)!r}; 'ihmt search QUERY --full' shows ids"
+            )
+        try:
+            result = memory.restore(memory_id, corrected_by=corrected_by)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+    state.emit(result.to_json(), result.render())
 
 
 # ---------------------------------------------------------------------- mcp, version, demo

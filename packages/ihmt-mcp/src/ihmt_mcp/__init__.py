@@ -9,7 +9,7 @@ secrets, filing, facts, corrections with ``replaces``, incremental consolidation
 Entry points:
 
 - :class:`Memory` — ``Memory.open(Settings.from_env())``; ``save``, ``search``,
-  ``mark_outdated``, ``forget``, ``ingest``, ``stats``, ``project_map``, ``find_code``.
+  ``mark_outdated``, ``restore``, ``forget``, ``ingest``, ``stats``, ``project_map``, ``find_code``.
 - :class:`Settings` — the only reader of ``IHMT_HOME``, ``IHMT_PROJECTS_DIR``,
   ``IHMT_PROJECT`` and ``IHMT_LOG_LEVEL``.
 - :func:`build_server` / :func:`main` — the MCP server (its module loads the SDK lazily,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         IngestReport,
         MemoryStats,
         ReplaceOutcome,
+        RestoreResult,
         SaveResult,
         TreeItem,
     )
@@ -55,6 +56,7 @@ _LAZY: dict[str, str] = {
             "IngestReport",
             "MemoryStats",
             "ReplaceOutcome",
+            "RestoreResult",
             "SaveResult",
             "TreeItem",
         ),
@@ -91,6 +93,7 @@ __all__ = [
     "SaveResult",
     "FiledAs",
     "ReplaceOutcome",
+    "RestoreResult",
     "ForgetResult",
     "IngestReport",
     "MemoryStats",

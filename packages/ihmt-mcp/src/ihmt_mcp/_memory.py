@@ -19,6 +19,7 @@ from ihmt_mcp._records import (
     IngestReport,
     MemoryStats,
     ReplaceOutcome,
+    RestoreResult,
     SaveResult,
     TreeItem,
 )
@@ -467,8 +468,9 @@ class Memory:
             candidates=tuple(h.id for h in others),
             message=(
                 f"REPLACED: {marked} {'is' if len(targets) == 1 else 'are'} now flagged "
-                f"OUTDATED by {new_id}. If that is not what the user meant, tell them: a mark "
-                "can be undone, and mark_outdated sets the right one."
+                f"OUTDATED by {new_id}. If that is not what the user meant, tell them, then undo "
+                f'it: mark_outdated(old_id="{targets[0].id}", new_id="{new_id}", undo=true) '
+                f"(or the CLI's: ihmt restore {targets[0].id}), and mark the right one."
             ),
         )
 
@@ -504,18 +506,40 @@ class Memory:
             "answer with the new memory first and relay the correction."
         )
 
-    def restore(self, old_id: str) -> str:
-        """Undo a correction: ``old_id`` is current again. Returns a sentence saying so.
+    def restore(self, memory_id: str, corrected_by: str | None = None) -> RestoreResult:
+        """Undo a correction: ``memory_id`` is no longer flagged OUTDATED.
+
+        What the command line's ``restore``, ``mark_outdated(..., undo=true)`` and the web
+        interface call. Both memories stay; the facts the restored one states count again.
+
+        Args:
+            corrected_by: when given, undo only the mark this memory set (a safeguard
+                against undoing a different correction than the one meant).
 
         Raises:
             LeafNotFoundError: unknown id.
+            ValueError: ``corrected_by`` is not the memory that flagged it.
         """
-        if self.store.entry(old_id) is None:
-            raise LeafNotFoundError(old_id)
-        removed = self.timeline.restore(old_id)
+        entry = self.store.entry(memory_id)
+        if entry is None or entry.kind != "leaf":
+            raise LeafNotFoundError(memory_id)
+        marked_by = self.store.read_leaf(memory_id).outdated_by
+        if corrected_by and marked_by is not None and marked_by.by != corrected_by:
+            raise ValueError(
+                f"{memory_id} is flagged OUTDATED by {marked_by.by}, not by {corrected_by}: "
+                f"nothing changed; to undo that mark, give new_id={marked_by.by}"
+            )
+        removed = self.timeline.restore(memory_id)
         if removed is None:
-            return f"{old_id} was not flagged OUTDATED; nothing changed."
-        return f"{old_id} is current again (it had been corrected by {removed.by})."
+            return RestoreResult(id=memory_id, restored=False)
+        logger.info("%s restored (had been corrected by %s)", memory_id, removed.by)
+        return RestoreResult(
+            id=memory_id,
+            restored=True,
+            corrected_by=removed.by,
+            corrected_on=removed.date,
+            reason=removed.reason,
+        )
 
     # ================================================================= searching
     def search(

@@ -11,6 +11,7 @@ __all__ = [
     "IngestReport",
     "MemoryStats",
     "ReplaceOutcome",
+    "RestoreResult",
     "SaveResult",
     "TreeItem",
 ]
@@ -96,6 +97,42 @@ class SaveResult:
         if self.replaced.status != "none" and self.replaced.message:
             out.append(self.replaced.message)
         return "\n".join(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestoreResult:
+    """What undoing a correction did (``Memory.restore``)."""
+
+    id: str
+    """The memory that is current again (or was never flagged)."""
+    restored: bool
+    """False when it was not flagged OUTDATED: nothing changed."""
+    corrected_by: str | None = None
+    """The memory whose OUTDATED mark was removed."""
+    corrected_on: str | None = None
+    """When that correction had been dated."""
+    reason: str = ""
+    """Why the mark had been set (``replaced: …`` for a ``replaces=`` save)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "restored": self.restored,
+            "corrected_by": self.corrected_by,
+            "corrected_on": self.corrected_on,
+            "reason": self.reason,
+            "message": self.render(),
+        }
+
+    def render(self) -> str:
+        """One sentence saying what changed."""
+        if not self.restored:
+            return f"{self.id} was not flagged OUTDATED; nothing changed."
+        return (
+            f"RESTORED: {self.id} is current again; the OUTDATED mark set by {self.corrected_by} "
+            f"on {(self.corrected_on or '')[:10]} is gone. Both memories are kept; searches no "
+            "longer relay that correction."
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

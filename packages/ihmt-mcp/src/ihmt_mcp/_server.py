@@ -254,13 +254,15 @@ def build_server(settings: Settings | None = None) -> MCPServer:
         )
 
     @tool(_SETTLE)
-    async def mark_outdated(old_id: str, new_id: str) -> CallToolResult:
-        """Settle a replaces= that matched several memories: flag old_id OUTDATED, corrected by new_id."""  # noqa: E501
-        return await _run(
-            "mark_outdated",
-            lambda: service.memory.mark_outdated(old_id, new_id),
-            service.memory_lock,
-        )
+    async def mark_outdated(old_id: str, new_id: str, undo: bool = False) -> CallToolResult:
+        """Settle a replaces= that matched several memories: flag old_id OUTDATED, corrected by new_id. undo=true removes a wrong mark new_id set instead: old_id is current again."""  # noqa: E501
+
+        def work() -> str:
+            if undo:
+                return service.memory.restore(old_id, corrected_by=new_id).render()
+            return service.memory.mark_outdated(old_id, new_id)
+
+        return await _run("mark_outdated", work, service.memory_lock)
 
     @tool(_READ)
     async def project_map(
