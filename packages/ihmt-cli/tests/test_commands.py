@@ -285,3 +285,32 @@ def test_restore_undoes_a_wrong_replaces_mark(ihmt: Ihmt, store: Path) -> None:
         "ihmt: error: no memory with id 'L-nope-0000-0000000000'; 'ihmt search QUERY --full' "
         "shows ids"
     ]
+
+
+def test_search_json_gives_real_scores_and_the_outdated_memorys_text(
+    ihmt: Ihmt, store: Path
+) -> None:
+    path = ("--path", str(store))
+    new = ihmt(
+        "save", "Staging moved: the staging host runs PostgreSQL 17 on port 5433.",
+        "--date", "2025-06-01", "--replaces", "staging PostgreSQL 15", *path, "--json",
+    ).json()  # fmt: skip
+    old_id = new["replaced"]["replaced"][0]
+    data = ihmt("search", "staging host PostgreSQL port", *path, "--json", "--full").json()
+    hits = {hit["id"]: hit for hit in data["results"]}
+    assert data["status"] == "found" and data["results"][0]["id"] == new["ids"][0]
+    assert all(hit["score"] > 0 for hit in data["results"])
+    assert hits[old_id]["outdated"] is True and hits[old_id]["outdated_by"] == new["ids"][0]
+    assert hits[old_id]["content"] == "The staging host runs PostgreSQL 15 on port 5432."
+    assert 0 < data["confidence"] <= 1
+
+
+def test_search_json_scores_are_not_rounded_away_in_a_tiny_store(
+    ihmt: Ihmt, tmp_path: Path
+) -> None:
+    path = ("--path", str(tmp_path / "tiny"))
+    assert ihmt("init", *path).code == 0
+    ihmt("save", "The billing service is written in Go.", *path)
+    ihmt("save", "The billing dashboard is built with Svelte.", *path)
+    data = ihmt("search", "billing", *path, "--json").json()
+    assert data["results"] and all(hit["score"] > 0 for hit in data["results"])

@@ -35,7 +35,9 @@ def hit_json(hit: Hit) -> dict[str, Any]:
         "project": hit.project,
         "source": hit.source,
         "path": list(hit.path),
-        "score": round(hit.score, 4),
+        # Four significant digits, not four decimals: in a small store where every memory
+        # holds the query's words BM25 scores are tiny, and rounding showed them as 0.0.
+        "score": float(f"{hit.score:.4g}"),
         "outdated": hit.outdated,
         "outdated_by": hit.outdated_by,
         "corrected_on": hit.corrected_on,
