@@ -314,3 +314,29 @@ def test_search_json_scores_are_not_rounded_away_in_a_tiny_store(
     ihmt("save", "The billing dashboard is built with Svelte.", *path)
     data = ihmt("search", "billing", *path, "--json").json()
     assert data["results"] and all(hit["score"] > 0 for hit in data["results"])
+
+
+def test_facts_and_conflicts_show_a_replaces_correction(ihmt: Ihmt, store: Path) -> None:
+    path = ("--path", str(store))
+    saved = ihmt(
+        "save", "Staging database upgraded: it runs PostgreSQL 17 now.", "--date",
+        "2025-06-01", "--replaces", "staging PostgreSQL 15", *path, "--json",
+    ).json()  # fmt: skip
+    old = saved["replaced"]["replaced"][0]
+    conflicts = ihmt("conflicts", *path, "--json").json()
+    assert any("Madrid" in c["notice"] for c in conflicts["conflicts"])  # facts still there
+    (fix,) = conflicts["corrections"]
+    assert (fix["old_id"], fix["new_id"]) == (old, saved["ids"][0])
+    assert "PostgreSQL 15" in fix["old_text"] and "PostgreSQL 17" in fix["new_text"]
+    assert fix["new_date"].startswith("2025-06-01") and fix["reason"].startswith("replaced")
+    text = ihmt("conflicts", *path).out.splitlines()
+    assert text[0].startswith("CORRECTED: On 2025-01-10")  # 2025-06-01, before the 2026 move
+    assert "Valencia" in text[1]
+    facts = ihmt("facts", *path, "--json").json()
+    assert [c["old_id"] for c in facts["corrections"]] == [old]
+    assert "Corrections:" in ihmt("facts", *path).out
+    # the user's facts do not name the staging memories: filtered out
+    assert ihmt("conflicts", "--subject", "user", *path, "--json").json()["corrections"] == []
+    restored = ihmt("restore", old, *path)
+    assert restored.code == 0
+    assert ihmt("conflicts", *path, "--json").json()["corrections"] == []

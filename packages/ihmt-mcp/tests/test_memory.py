@@ -389,3 +389,27 @@ def test_ingesting_a_folder_reports_what_the_walk_left_out_and_refuses_a_pipe(
     os.mkfifo(pipe)
     with pytest.raises(FileRefusedError):
         memory.ingest([pipe])
+
+
+def test_corrections_list_replaces_marks_that_no_fact_change_shows(memory: Memory) -> None:
+    memory.save("I live in Madrid.", date="2024-01-01", project="")
+    moved = memory.save("I live in Lyon now.", date="2025-01-01", project="")
+    assert moved.notices  # a fact change: conflicts shows it, corrections need not
+    old = memory.save("Staging runs PostgreSQL 15.", date="2025-01-10", project="falcon")
+    new = memory.save(
+        "Staging upgraded: PostgreSQL 17 now.",
+        date="2025-06-01",
+        project="falcon",
+        replaces="staging PostgreSQL 15",
+    )
+    assert new.replaced.replaced == old.ids
+    (fix,) = memory.corrections()
+    assert (fix.old_id, fix.new_id, fix.project) == (old.ids[0], new.ids[0], "falcon")
+    assert fix.old_date.startswith("2025-01-10") and fix.new_date.startswith("2025-06-01")
+    assert fix.reason == "replaced: staging PostgreSQL 15"
+    assert '"Staging runs PostgreSQL 15."' in fix.notice and "PostgreSQL 17" in fix.notice
+    assert memory.corrections("project:falcon") == (fix,)
+    assert memory.corrections("project:heron") == ()
+    assert memory.corrections("user") == ()
+    memory.restore(old.ids[0])
+    assert memory.corrections() == ()

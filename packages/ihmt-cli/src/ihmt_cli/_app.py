@@ -729,31 +729,59 @@ def stats_command() -> None:
 @command("facts")
 @click.option("--subject", help="Only facts about this subject (e.g. 'user').")
 def facts_command(subject: str | None) -> None:
-    """The statements recorded from memories, oldest first."""
-    from ihmt_cli._render import fact_json
+    """The statements recorded from memories, oldest first, and the corrections made.
+
+    A correction (save --replaces, mark_outdated) is listed even when no fact rule read
+    either memory; --json adds it to "corrections" (each: old_id, old_date, old_text,
+    new_id, new_date, new_text, project, reason, notice).
+    """
+    from ihmt_cli._render import correction_line, fact_json
 
     state = State.current()
     _configure_logging(state)
     with open_memory(state) as memory:
         facts = memory.facts(subject)
-    text = "\n".join(
+        corrections = memory.corrections(subject)
+    lines = [
         f"{f.timestamp[:10]}  {f.subject} {f.attribute} = {f.value!r}  ({f.source})" for f in facts
+    ]
+    if corrections:
+        lines += ["", "Corrections:"] if lines else ["Corrections:"]
+        lines += [correction_line(c) for c in corrections]
+    state.emit(
+        {"facts": [fact_json(f) for f in facts], "corrections": [c.to_json() for c in corrections]},
+        "\n".join(lines) or "(no facts recorded)",
     )
-    state.emit({"facts": [fact_json(f) for f in facts]}, text or "(no facts recorded)")
 
 
 @command("conflicts")
 @click.option("--subject", help="Only changes about this subject.")
 def conflicts_command(subject: str | None) -> None:
-    """Every change of a fact's value, in date order."""
+    """Every change in the timeline, in date order: a fact's new value, or a correction.
+
+    --json: "conflicts" holds the fact changes, "corrections" the memories flagged
+    OUTDATED by a later one (save --replaces, mark_outdated) that no fact change shows.
+    """
     from ihmt_cli._render import conflict_json
 
     state = State.current()
     _configure_logging(state)
     with open_memory(state) as memory:
         found = memory.conflicts(subject)
-    text = "\n".join(c.notice for c in found)
-    state.emit({"conflicts": [conflict_json(c) for c in found]}, text or "(no contradictions)")
+        corrections = memory.corrections(subject)
+    dated = sorted(
+        [(c.new_date, c.notice) for c in found]
+        + [(c.new_date, f"CORRECTED: {c.notice}") for c in corrections],
+        key=lambda item: item[0],
+    )
+    text = "\n".join(notice for _, notice in dated)
+    state.emit(
+        {
+            "conflicts": [conflict_json(c) for c in found],
+            "corrections": [c.to_json() for c in corrections],
+        },
+        text or "(no contradictions or corrections)",
+    )
 
 
 # ---------------------------------------------------------------------- forget

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ihmt_facts import Contradiction, Fact
-    from ihmt_mcp import IngestReport, MemoryStats, TreeItem
+    from ihmt_mcp import CorrectionRecord, IngestReport, MemoryStats, TreeItem
     from ihmt_navigator import Hit, SearchResult
 
 __all__ = [
     "conflict_json",
+    "correction_line",
     "fact_json",
     "ingest_text",
     "search_json",
@@ -156,3 +157,12 @@ def conflict_json(conflict: Contradiction) -> dict[str, Any]:
         "new_source": conflict.new_source,
         "notice": conflict.notice,
     }
+
+
+def correction_line(correction: CorrectionRecord) -> str:
+    """One correction, dated like a fact line: old text → new text (old id → new id)."""
+    return (
+        f'{correction.new_date[:10]}  corrected "{correction.old_text}" '
+        f'({correction.old_date[:10]}) → "{correction.new_text}"  '
+        f"({correction.old_id} → {correction.new_id})"
+    )

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._memory import MAX_FILE_BYTES, MAX_SAVE_CHARS, Memory
     from ihmt_mcp._project import ProjectIndex, SyncReport
     from ihmt_mcp._records import (
+        CorrectionRecord,
         FiledAs,
         ForgetResult,
         IngestReport,
@@ -51,6 +52,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ProjectIndex", "SyncReport"), "ihmt_mcp._project"),
     **dict.fromkeys(
         (
+            "CorrectionRecord",
             "FiledAs",
             "ForgetResult",
             "IngestReport",
@@ -94,6 +96,7 @@ __all__ = [
     "FiledAs",
     "ReplaceOutcome",
     "RestoreResult",
+    "CorrectionRecord",
     "ForgetResult",
     "IngestReport",
     "MemoryStats",

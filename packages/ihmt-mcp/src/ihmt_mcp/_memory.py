@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import read_regular, special_kind, walk_files
 from ihmt_mcp._records import (
+    CorrectionRecord,
     FiledAs,
     ForgetResult,
     IngestReport,
@@ -814,6 +815,58 @@ class Memory:
     def conflicts(self, subject: str | None = None) -> tuple[Contradiction, ...]:
         """Every real change of a fact's value, in date order (``.notice`` to relay)."""
         return self.timeline.contradictions(subject)
+
+    def corrections(self, subject: str | None = None) -> tuple[CorrectionRecord, ...]:
+        """Every memory flagged OUTDATED by a later one, in the order the corrections are
+        dated, except those a fact's change already shows (see :meth:`conflicts`).
+
+        A ``replaces=`` save or a ``mark_outdated`` call is a change in the timeline even
+        when no fact rule read either memory ("PostgreSQL 15" → "PostgreSQL 17").
+
+        Args:
+            subject: only corrections of memories stating facts about it (for
+                ``project:<name>``, also the memories of that project).
+        """
+        store = self.store
+        flagged = [e for e in store.iter_entries("leaf") if e.outdated_by]
+        if not flagged:
+            return ()
+        shown = {
+            (old, change.new_source)
+            for change in self.timeline.contradictions()
+            for old in change.old_sources
+        }
+        wanted: set[str] | None = None
+        project = None
+        if subject is not None:
+            wanted = {f.source for f in self.timeline.facts(subject)}
+            kind, _, name = subject.strip().lower().partition(":")
+            project = name.strip() if kind == "project" and name.strip() else None
+        newer = store.entries([e.outdated_by for e in flagged if e.outdated_by])
+        out: list[CorrectionRecord] = []
+        for entry in flagged:
+            by = entry.outdated_by or ""
+            if (entry.id, by) in shown:
+                continue
+            if wanted is not None and not (
+                entry.id in wanted or by in wanted or (project and entry.project == project)
+            ):
+                continue
+            new = newer.get(by)
+            correction = store.read_leaf(entry.id).outdated_by
+            out.append(
+                CorrectionRecord(
+                    old_id=entry.id,
+                    old_date=entry.timestamp,
+                    old_text=_clip(entry.excerpt or entry.title, 100),
+                    new_id=by,
+                    new_date=entry.outdated_on or (new.timestamp if new else ""),
+                    new_text=_clip(new.excerpt or new.title, 100) if new else "",
+                    project=entry.project,
+                    reason=correction.reason if correction else "",
+                )
+            )
+        return tuple(sorted(out, key=lambda c: (c.new_date, c.old_id)))
 
     def tree(self, depth: int = 2) -> tuple[TreeItem, ...]:
         """The tree's outline: what the trunk references, then ``depth`` levels below."""

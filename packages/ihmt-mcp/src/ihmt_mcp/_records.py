@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CorrectionRecord",
     "FiledAs",
     "ForgetResult",
     "IngestReport",
@@ -97,6 +98,44 @@ class SaveResult:
         if self.replaced.status != "none" and self.replaced.message:
             out.append(self.replaced.message)
         return "\n".join(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorrectionRecord:
+    """A correction the user made (``replaces=`` or ``mark_outdated``): one memory flagged
+    OUTDATED by a later one. A change in the timeline even when no fact rule read either."""
+
+    old_id: str
+    old_date: str
+    old_text: str
+    """The corrected memory's first words."""
+    new_id: str
+    new_date: str
+    """When the correction was dated (the correcting memory's date)."""
+    new_text: str
+    project: str = ""
+    reason: str = ""
+
+    @property
+    def notice(self) -> str:
+        """The sentence to show, like a fact's contradiction notice."""
+        return (
+            f'On {self.old_date[:10]} you said "{self.old_text}", but on {self.new_date[:10]} '
+            f'you corrected it: "{self.new_text}" ({self.old_id} → {self.new_id}).'
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old_id": self.old_id,
+            "old_date": self.old_date,
+            "old_text": self.old_text,
+            "new_id": self.new_id,
+            "new_date": self.new_date,
+            "new_text": self.new_text,
+            "project": self.project,
+            "reason": self.reason,
+            "notice": self.notice,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
