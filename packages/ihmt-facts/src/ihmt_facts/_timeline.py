@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -54,32 +55,52 @@ FACT_TAG = "kind:fact"
 """Tag of those leaves; their text is never run through the extraction rules."""
 
 _COMPACT_SLACK = 1000
-"""Compact the journal once it holds this many lines more than there are live records
-(so a compaction, which rewrites them all, comes at most once per this many records)."""
+"""Compact the journal once it holds this many lines more than there are live records,
+or as many more as there are live records when that is more (so a compaction, which
+rewrites them all, costs each appended line a bounded share whatever the store's size)."""
 
 _Key = tuple[str, str]
 
 
 # ---------------------------------------------------------------------- the pure timeline
+_EventKey = tuple[str, int, str, int]
+_Event = tuple[str, int, str, int, Fact, str | None]
+"""(moment, kind, leaf id, index of the fact in its leaf, the fact, retired by): kind 0
+states the fact, kind 1 retires it (its leaf was corrected by a leaf about something
+else). The first four items order the events and are unique."""
+
+
+def _event_key(event: _Event) -> _EventKey:
+    return event[0], event[1], event[2], event[3]
+
+
 @dataclass(slots=True)
-class _Open:
+class _Period:
+    """One value's run in a key's timeline, opened by the event ``opened``."""
+
+    opened: _EventKey
     value: str
     vkey: str
     start: str
     sources: list[str]
+    source_set: set[str]
     last: str
     count: int
-    live: set[tuple[str, int]] = field(default_factory=set)
+    live: set[tuple[str, int]]
+    change: Contradiction | None
+    """The change that opened it (None for the first value or after a retirement)."""
+    end: str | None = None
+    by: str | None = None
 
-    def state(self, key: _Key, *, end: str | None, by: str | None) -> FactState:
+    def state(self, key: _Key) -> FactState:
         return FactState(
             subject=key[0],
             attribute=key[1],
             value=self.value,
-            status=FactStatus.ACTIVE if end is None else FactStatus.HISTORICAL,
+            status=FactStatus.ACTIVE if self.end is None else FactStatus.HISTORICAL,
             valid_from=self.start,
-            valid_to=end,
-            superseded_by=by,
+            valid_to=self.end,
+            superseded_by=self.by,
             sources=tuple(self.sources),
             last_stated=self.last,
             statements=self.count,
@@ -92,8 +113,195 @@ class _KeyTimeline:
     changes: tuple[Contradiction, ...]
 
 
+_EMPTY = _KeyTimeline((), ())
+
+
 def _change_id(c: Contradiction) -> tuple[str, ...]:
     return (c.old_date, value_key(c.old_value), c.new_date, value_key(c.new_value), c.new_source)
+
+
+class _KeyLog:
+    """The dated events of one (subject, attribute) and the periods they fold into.
+
+    Kept up to date as leaves come and go, at a cost that follows what changed, never
+    the key's whole history: events appended after the last one continue the fold from
+    where it stands; an event inserted or removed earlier refolds from the period that
+    holds it and stops as soon as a period opens exactly as it did before (from there
+    on nothing can differ). The result is the same as folding every event again.
+    """
+
+    __slots__ = ("_view", "by_leaf", "events", "key", "opened", "periods")
+
+    def __init__(self, key: _Key) -> None:
+        self.key = key
+        self.events: list[_Event] = []
+        """Sorted by :func:`_event_key`."""
+        self.by_leaf: dict[str, tuple[_Event, ...]] = {}
+        self.periods: list[_Period] = []
+        self.opened: list[_EventKey] = []
+        """``periods[i].opened``, for bisection."""
+        self._view: _KeyTimeline | None = None
+
+    def view(self) -> _KeyTimeline:
+        if self._view is None:
+            self._view = _KeyTimeline(
+                tuple(p.state(self.key) for p in self.periods),
+                tuple(p.change for p in self.periods if p.change is not None),
+            )
+        return self._view
+
+    def period_of(self, event: _EventKey) -> _Period | None:
+        """The period an event of kind 0 belongs to."""
+        at = bisect_right(self.opened, event) - 1
+        return self.periods[at] if at >= 0 else None
+
+    def replace(
+        self, updates: Mapping[str, tuple[_Event, ...]]
+    ) -> tuple[list[Contradiction], list[Contradiction]]:
+        """Give leaves new events; returns (changes the timeline lost, changes it gained)."""
+        events = self.events
+        last = _event_key(events[-1]) if events else None
+        lowest: _EventKey | None = None
+        highest: _EventKey | None = None
+        appended = True
+        for leaf_id, new in updates.items():
+            old = self.by_leaf.get(leaf_id, ())
+            if old == new:
+                continue
+            for event in old:
+                key = _event_key(event)
+                at = bisect_left(events, key, key=_event_key)
+                del events[at]
+                appended = False
+                lowest = key if lowest is None or key < lowest else lowest
+                highest = key if highest is None or key > highest else highest
+            for event in new:
+                key = _event_key(event)
+                if last is not None and key <= last:
+                    appended = False
+                insort(events, event, key=_event_key)
+                lowest = key if lowest is None or key < lowest else lowest
+                highest = key if highest is None or key > highest else highest
+            if new:
+                self.by_leaf[leaf_id] = new
+            else:
+                self.by_leaf.pop(leaf_id, None)
+        if lowest is None or highest is None:
+            return [], []
+        self._view = None
+        if appended:
+            return [], self._append(bisect_left(events, lowest, key=_event_key))
+        return self._refold(lowest, highest)
+
+    def _append(self, start: int) -> list[Contradiction]:
+        periods = self.periods
+        current = periods[-1] if periods and periods[-1].end is None else None
+        gained: list[Contradiction] = []
+        for event in self.events[start:]:
+            current = self._step(current, event, gained)
+        return gained
+
+    def _refold(
+        self, lowest: _EventKey, highest: _EventKey
+    ) -> tuple[list[Contradiction], list[Contradiction]]:
+        old_periods, old_opened = self.periods, self.opened
+        events = self.events
+        keep = bisect_left(old_opened, lowest) - 1  # the last period opened before the edit
+        gained: list[Contradiction] = []
+        current: _Period | None = None
+        self.periods, self.opened = old_periods[: max(keep, 0)], old_opened[: max(keep, 0)]
+        start = 0
+        if keep >= 0:
+            first = old_periods[keep]
+            start = bisect_left(events, first.opened, key=_event_key)
+            # Its opening event and everything before it are unchanged: so is its change.
+            current = self._open(events[start], first.change)
+            start += 1
+        for index in range(start, len(events)):
+            event = events[index]
+            key = _event_key(event)
+            if key > highest and event[1] == 0:
+                at = bisect_left(old_opened, key)
+                if (
+                    at < len(old_opened)
+                    and old_opened[at] == key
+                    and (current is None or current.vkey != value_key(event[4].value))
+                ):
+                    # It opens a period here, as it did before: from here on the old fold
+                    # holds, but for the change that opens it.
+                    lost = [p.change for p in old_periods[keep + 1 : at + 1] if p.change]
+                    change = self._close(current, event)
+                    reused = old_periods[at]
+                    reused.change = change
+                    if change is not None:
+                        gained.append(change)
+                    self.periods.append(reused)
+                    self.opened.append(key)
+                    self.periods.extend(old_periods[at + 1 :])
+                    self.opened.extend(old_opened[at + 1 :])
+                    return lost, gained
+            current = self._step(current, event, gained)
+        lost = [p.change for p in old_periods[keep + 1 :] if p.change is not None]
+        return lost, gained
+
+    def _step(
+        self, current: _Period | None, event: _Event, gained: list[Contradiction]
+    ) -> _Period | None:
+        moment, kind, leaf_id, index, fact, by = event
+        if kind == 1:
+            if current is not None and (leaf_id, index) in current.live:
+                current.live.discard((leaf_id, index))
+                if not current.live:
+                    current.end, current.by = moment, by
+                    return None
+            return current
+        vkey = value_key(fact.value)
+        if current is not None and current.vkey == vkey:
+            current.live.add((leaf_id, index))
+            if leaf_id not in current.source_set:
+                current.source_set.add(leaf_id)
+                current.sources.append(leaf_id)
+            current.last = moment
+            current.count += 1
+            return current
+        change = self._close(current, event)
+        if change is not None:
+            gained.append(change)
+        return self._open(event, change)
+
+    def _close(self, current: _Period | None, event: _Event) -> Contradiction | None:
+        """End ``current`` at ``event``, which states another value."""
+        if current is None:
+            return None
+        current.end, current.by = event[0], event[2]
+        return Contradiction(
+            subject=self.key[0],
+            attribute=self.key[1],
+            old_value=current.value,
+            new_value=event[4].value,
+            old_date=current.last,
+            new_date=event[0],
+            old_sources=tuple(current.sources),
+            new_source=event[2],
+        )
+
+    def _open(self, event: _Event, change: Contradiction | None) -> _Period:
+        moment, _, leaf_id, index, fact, _ = event
+        period = _Period(
+            opened=_event_key(event),
+            value=fact.value,
+            vkey=value_key(fact.value),
+            start=moment,
+            sources=[leaf_id],
+            source_set={leaf_id},
+            last=moment,
+            count=1,
+            live={(leaf_id, index)},
+            change=change,
+        )
+        self.periods.append(period)
+        self.opened.append(period.opened)
+        return period
 
 
 class _State:
@@ -104,18 +312,11 @@ class _State:
         self.by_key: dict[_Key, set[str]] = {}
         self.corrected: dict[str, set[str]] = {}
         """Correcting leaf id -> leaves it corrected."""
-        self._cache: dict[_Key, _KeyTimeline] = {}
+        self.logs: dict[_Key, _KeyLog] = {}
 
     def keys_of(self, leaf_id: str) -> set[_Key]:
         record = self.leaves.get(leaf_id)
         return {(f.subject, f.attribute) for f in record.facts} if record else set()
-
-    def affected(self, leaf_id: str, facts: Iterable[Fact]) -> set[_Key]:
-        """Keys whose timeline may change when ``leaf_id`` gets ``facts``."""
-        keys = self.keys_of(leaf_id) | {(f.subject, f.attribute) for f in facts}
-        for old in self.corrected.get(leaf_id, ()):
-            keys |= self.keys_of(old)
-        return keys
 
     @classmethod
     def load(cls, records: Iterable[LeafRecord]) -> _State:
@@ -134,15 +335,28 @@ class _State:
                     holders.add(record.leaf_id)
             if record.outdated:
                 corrected.setdefault(record.outdated[0], set()).add(record.leaf_id)
+        for key, holders in by_key.items():
+            log = state.logs[key] = _KeyLog(key)
+            for leaf_id in holders:
+                log.by_leaf[leaf_id] = state._events(leaf_id, key)
+            log.events = sorted(
+                (e for events in log.by_leaf.values() for e in events), key=_event_key
+            )
+            log._append(0)
         return state
 
-    def put(self, record: LeafRecord) -> None:
+    def put(
+        self, record: LeafRecord
+    ) -> dict[_Key, tuple[list[Contradiction], list[Contradiction]]]:
+        """Record one leaf's facts and correction.
+
+        Returns, per key whose timeline moved: the changes it lost and those it gained.
+        """
         leaf_id = record.leaf_id
         previous = self.leaves.get(leaf_id)
-        for key in self.affected(leaf_id, record.facts):
-            self._cache.pop(key, None)
+        keys = self.keys_of(leaf_id)
         if previous is not None:
-            for key in self.keys_of(leaf_id):
+            for key in keys:
                 holders = self.by_key.get(key)
                 if holders is not None:
                     holders.discard(leaf_id)
@@ -156,12 +370,47 @@ class _State:
                         del self.corrected[previous.outdated[0]]
         if not record.facts:
             self.leaves.pop(leaf_id, None)
-            return
-        self.leaves[leaf_id] = record
-        for f in record.facts:
-            self.by_key.setdefault((f.subject, f.attribute), set()).add(leaf_id)
-        if record.outdated:
-            self.corrected.setdefault(record.outdated[0], set()).add(leaf_id)
+        else:
+            self.leaves[leaf_id] = record
+            for f in record.facts:
+                self.by_key.setdefault((f.subject, f.attribute), set()).add(leaf_id)
+            if record.outdated:
+                self.corrected.setdefault(record.outdated[0], set()).add(leaf_id)
+        # This leaf's events, and those of the leaves it corrected (whether its facts
+        # explain their correction decides whether their facts retire).
+        updates: dict[_Key, dict[str, tuple[_Event, ...]]] = {}
+        for key in keys | self.keys_of(leaf_id):
+            updates.setdefault(key, {})[leaf_id] = self._events(leaf_id, key)
+        for old in self.corrected.get(leaf_id, ()):
+            for key in self.keys_of(old):
+                updates.setdefault(key, {})[old] = self._events(old, key)
+        moved = {}
+        for key, changes in updates.items():
+            log = self.logs.get(key)
+            if log is None:
+                log = self.logs[key] = _KeyLog(key)
+            lost, gained = log.replace(changes)
+            if not log.events:
+                del self.logs[key]
+            if lost or gained:
+                moved[key] = (lost, gained)
+        return moved
+
+    def _events(self, leaf_id: str, key: _Key) -> tuple[_Event, ...]:
+        record = self.leaves.get(leaf_id)
+        if record is None:
+            return ()
+        retire = record.outdated if record.outdated else None
+        if retire is not None and self.explained(leaf_id, retire[0]):
+            retire = None
+        events: list[_Event] = []
+        for index, f in enumerate(record.facts):
+            if (f.subject, f.attribute) != key:
+                continue
+            events.append((f.timestamp, 0, leaf_id, index, f, None))
+            if retire is not None:
+                events.append((max(retire[1], f.timestamp), 1, leaf_id, index, f, retire[0]))
+        return tuple(events)
 
     def explained(self, leaf_id: str, by: str) -> bool:
         """True when the correcting leaf restates one of the corrected leaf's keys.
@@ -172,62 +421,22 @@ class _State:
         return bool(self.keys_of(leaf_id) & self.keys_of(by))
 
     def timeline(self, key: _Key) -> _KeyTimeline:
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = self._cache[key] = self._compute(key)
-        return cached
+        log = self.logs.get(key)
+        return _EMPTY if log is None else log.view()
 
-    def _compute(self, key: _Key) -> _KeyTimeline:
-        events: list[tuple[str, int, str, int, Fact, str | None]] = []
-        for leaf_id in self.by_key.get(key, ()):
-            record = self.leaves[leaf_id]
-            retire = record.outdated if record.outdated else None
-            if retire is not None and self.explained(leaf_id, retire[0]):
-                retire = None
-            for index, f in enumerate(record.facts):
-                if (f.subject, f.attribute) != key:
-                    continue
-                events.append((f.timestamp, 0, leaf_id, index, f, None))
-                if retire is not None:
-                    events.append((max(retire[1], f.timestamp), 1, leaf_id, index, f, retire[0]))
-        events.sort(key=lambda e: e[:4])
-        states: list[FactState] = []
-        changes: list[Contradiction] = []
-        current: _Open | None = None
-        for moment, kind, leaf_id, index, f, by in events:
-            if kind == 1:
-                if current is not None and (leaf_id, index) in current.live:
-                    current.live.discard((leaf_id, index))
-                    if not current.live:
-                        states.append(current.state(key, end=moment, by=by))
-                        current = None
-                continue
-            vkey = value_key(f.value)
-            if current is not None and current.vkey == vkey:
-                current.live.add((leaf_id, index))
-                if leaf_id not in current.sources:
-                    current.sources.append(leaf_id)
-                current.last = moment
-                current.count += 1
-                continue
-            if current is not None:
-                states.append(current.state(key, end=moment, by=leaf_id))
-                changes.append(
-                    Contradiction(
-                        subject=key[0],
-                        attribute=key[1],
-                        old_value=current.value,
-                        new_value=f.value,
-                        old_date=current.last,
-                        new_date=moment,
-                        old_sources=tuple(current.sources),
-                        new_source=leaf_id,
-                    )
-                )
-            current = _Open(f.value, vkey, moment, [leaf_id], moment, 1, {(leaf_id, index)})
-        if current is not None:
-            states.append(current.state(key, end=None, by=None))
-        return _KeyTimeline(tuple(states), tuple(changes))
+    def period_of(self, f: Fact) -> _Period | None:
+        """The first period of ``f``'s key that its leaf states with ``f``'s value."""
+        log = self.logs.get((f.subject, f.attribute))
+        if log is None:
+            return None
+        vkey = value_key(f.value)
+        found: _Period | None = None
+        for event in log.by_leaf.get(f.source, ()):
+            if event[1] == 0 and value_key(event[4].value) == vkey:
+                period = log.period_of(_event_key(event))
+                if period is not None and (found is None or period.opened < found.opened):
+                    found = period
+        return found
 
 
 # ---------------------------------------------------------------------- the public class
@@ -617,7 +826,8 @@ class Timeline:
 
     def _maybe_compact(self) -> None:
         state = self._state
-        if state is None or self._journal.lines <= len(state.leaves) + _COMPACT_SLACK:
+        live = len(state.leaves) if state is not None else 0
+        if state is None or self._journal.lines <= live + max(live, _COMPACT_SLACK):
             return
         logger.info("compacting %s (%d lines)", self._journal.path, self._journal.lines)
         self._journal.rewrite(sorted(state.leaves.values(), key=lambda r: r.leaf_id))
@@ -751,19 +961,18 @@ class Timeline:
         previous = state.leaves.get(leaf_id)
         if previous is None and not record.facts:
             return []
-        keys = state.affected(leaf_id, record.facts)
         if previous is not None:
             state.put(LeafRecord(leaf_id, (), None))
-        before = {key: {_change_id(c) for c in state.timeline(key).changes} for key in keys}
-        state.put(record)
+        moved = state.put(record)
         if record != previous:
             pending.append(record)
-        new_changes = [
-            c
-            for key in sorted(keys)
-            for c in state.timeline(key).changes
-            if _change_id(c) not in before[key]
-        ]
+        # The timelines refold only where this leaf's events fall: what they gained
+        # there and did not hold without the leaf is what it changed.
+        new_changes: list[Contradiction] = []
+        for key in sorted(moved):
+            lost, gained = moved[key]
+            before = {_change_id(c) for c in lost}
+            new_changes.extend(c for c in gained if _change_id(c) not in before)
         self._flag_superseded(new_changes, pending)
         old_facts = previous.facts if previous else ()
         results = []
@@ -801,9 +1010,9 @@ class Timeline:
         return len(record.facts)
 
     def _new_or_confirmed(self, state: _State, f: Fact) -> Outcome:
-        for period in state.timeline((f.subject, f.attribute)).states:
-            if f.source in period.sources and value_key(period.value) == value_key(f.value):
-                return Outcome.CONFIRMED if period.statements > 1 else Outcome.NEW
+        period = state.period_of(f)
+        if period is not None and period.count > 1:
+            return Outcome.CONFIRMED
         return Outcome.NEW
 
     def _flag_superseded(self, changes: list[Contradiction], pending: list[LeafRecord]) -> None:
