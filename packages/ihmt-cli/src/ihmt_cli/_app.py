@@ -841,6 +841,76 @@ def restore_command(memory_id: str, corrected_by: str | None) -> None:
     state.emit(result.to_json(), result.render())
 
 
+# ---------------------------------------------------------------------- export
+@command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "markdown"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one object per memory; markdown: a folder of notes with front matter.",
+)
+@click.option("--project", help="Only this project's memories ('' = only the global ones).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    help="File (jsonl) or folder (markdown) to write; jsonl defaults to stdout.",
+)
+def export_command(fmt: str, project: str | None, output: Path | None) -> None:
+    """Write every memory with its id, date, project, domain, type, tags and OUTDATED link.
+
+    'ihmt ingest' reads both formats back (into a fresh store it gives the same answers).
+    A jsonl object: {id, content, timestamp, project, domain, type, tags, source, title,
+    outdated_by, corrected_on, reason}. A markdown note: that front matter, then the text;
+    the folder holds one note per memory under <project or _global>/ and ihmt-export.json.
+    --json prints {format, output, memories, outdated} (not with jsonl on stdout).
+    """
+    state = State.current()
+    _configure_logging(state)
+    to_stdout = output is None or str(output) == "-"
+    if fmt == "markdown" and to_stdout:
+        raise click.UsageError("--format markdown writes a folder: give it with --output DIR")
+    if to_stdout and state.is_json:
+        raise click.UsageError("jsonl on stdout is the export itself: add --output FILE for --json")
+    if output is not None and not to_stdout:
+        if fmt == "markdown" and output.exists() and not output.is_dir():
+            raise click.ClickException(f"{output} is a file; --format markdown writes a folder")
+        if fmt == "markdown" and output.is_dir() and any(output.iterdir()):
+            raise click.ClickException(f"{output} is not empty; export into a new or empty folder")
+        if fmt == "jsonl" and output.is_dir():
+            raise click.ClickException(f"{output} is a folder; --format jsonl writes a file")
+    from ihmt_mcp import write_jsonl, write_markdown
+
+    outdated = [0]
+    with open_memory(state) as memory:
+
+        def memories() -> Iterator[Any]:
+            for item in memory.export(project=project):
+                outdated[0] += bool(item.outdated_by)
+                yield item
+
+        if fmt == "markdown":
+            assert output is not None
+            count = write_markdown(memories(), output)
+        elif to_stdout:
+            count = write_jsonl(memories(), sys.stdout)
+        else:
+            assert output is not None
+            if output.parent and not output.parent.exists():
+                raise click.ClickException(f"no such folder: {output.parent}")
+            with output.open("w", encoding="utf-8") as out:
+                count = write_jsonl(memories(), out)
+    if to_stdout:
+        state.remark(f"exported {count} memories ({outdated[0]} OUTDATED)")
+        return
+    state.emit(
+        {"format": fmt, "output": str(output), "memories": count, "outdated": outdated[0]},
+        f"EXPORTED {count} memories ({outdated[0]} OUTDATED) as {fmt} to {output}",
+    )
+
+
 # ---------------------------------------------------------------------- mcp, version, demo
 @cli.group("mcp", epilog=EPILOG)
 @global_options(hidden=True)

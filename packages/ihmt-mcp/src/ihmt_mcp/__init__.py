@@ -32,6 +32,7 @@ from ihmt_mcp.errors import (
 
 if TYPE_CHECKING:
     from ihmt_mcp._memory import MAX_FILE_BYTES, MAX_SAVE_CHARS, Memory
+    from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
     from ihmt_mcp._project import ProjectIndex, SyncReport
     from ihmt_mcp._records import (
         CorrectionRecord,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"), "ihmt_mcp._memory"),
     **dict.fromkeys(("ProjectIndex", "SyncReport"), "ihmt_mcp._project"),
+    **dict.fromkeys(("PortableMemory", "write_jsonl", "write_markdown"), "ihmt_mcp._portable"),
     **dict.fromkeys(
         (
             "CorrectionRecord",
@@ -101,6 +103,10 @@ __all__ = [
     "IngestReport",
     "MemoryStats",
     "TreeItem",
+    # import and export
+    "PortableMemory",
+    "write_jsonl",
+    "write_markdown",
     # project indexes
     "ProjectIndex",
     "SyncReport",

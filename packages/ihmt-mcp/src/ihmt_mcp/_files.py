@@ -39,7 +39,7 @@ SKIP_DIRS = frozenset(
         ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", "node_modules",
         "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
         ".idea", ".vscode", ".eggs", "build", "dist", "target", ".gradle", ".next",
-        "site-packages", ".cache", ".ihmt",
+        "site-packages", ".cache", ".ihmt", ".obsidian", ".trash",
     }
 )  # fmt: skip
 SECRET_DIRS = frozenset(

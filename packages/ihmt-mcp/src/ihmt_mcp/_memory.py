@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -13,6 +13,20 @@ from typing import TYPE_CHECKING
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import read_regular, special_kind, walk_files
+from ihmt_mcp._portable import (
+    MARKDOWN_SUFFIXES,
+    ImportBatch,
+    NoteMeta,
+    PortableMemory,
+    export_memories,
+    find_ihmt_store,
+    is_jsonl,
+    is_markdown_export,
+    read_front_matter,
+    read_ihmt_store,
+    read_jsonl,
+    read_markdown_export,
+)
 from ihmt_mcp._records import (
     CorrectionRecord,
     FiledAs,
@@ -73,6 +87,7 @@ INGEST_GROUP = 256
 DETECT_DOMAINS = frozenset({"", "general", "auto"})
 """Domains that mean "file it where its content belongs"."""
 CONTENT_TYPES = {t.value: t for t in DocType}
+DOC_TYPE_NAMES = frozenset(t.value.upper() for t in DocType)
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, item)`` during ``ingest``."""
@@ -651,9 +666,33 @@ class Memory:
         2 MiB and files holding a secret are skipped and reported. Unchanged documents
         rewrite the same leaves (never duplicates).
 
+        A ``.jsonl`` file, a Markdown export (``ihmt export``) and an IHMT store folder
+        (the original IHMT-MEMORY's ``ihmt_memory/`` or ours) are imported memory by
+        memory, with their dates, projects, tags and corrections (:meth:`import_memories`);
+        a Markdown note's YAML front matter gives its title, tags, date and project.
+
         Raises:
             FileNotFoundError: a path does not exist.
         """
+        portable, sources = self._portable_sources(sources)
+        if portable:
+            imported = self.import_memories(
+                portable, project=project, tags=tags, consolidate=consolidate, progress=progress
+            )
+            if not sources and text is None:
+                return imported
+            rest = self.ingest(
+                sources,
+                text=text,
+                domain=domain,
+                content_type=content_type,
+                tags=tags,
+                project=project,
+                consolidate=consolidate,
+                progress=progress,
+                source_name=source_name,
+            )
+            return imported.merged(rest)
         doc_type = _content_type(content_type)
         wanted_domain = _domain(domain)
         proj = self._project(project)
@@ -758,17 +797,32 @@ class Memory:
         stamp = now_timestamp()
         if full is not None:
             stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
-        return self._chunked_leaves(
+        note = NoteMeta()
+        if name.lower().endswith(MARKDOWN_SUFFIXES):
+            # A note's front matter (Obsidian, basic-memory…) describes the memory: its
+            # title, tags, date and project; it is never part of the memory's text.
+            meta, body, problem = read_front_matter(body)
+            if problem:
+                notices.append(f"{name}: {problem}")
+            note = NoteMeta.of(meta)
+            if not body.strip():
+                skipped.append((name, "only front matter"))
+                return []
+            proj = proj if note.project is None else note.project
+        leaves = self._chunked_leaves(
             body,
             name if full is not None else None,
             doc_type=doc_type,
             domain=wanted_domain,
             source=name,
             id_source=f"{name}:{proj}",
-            tags=tags,
+            tags=(*tags, *note.tags),
             project=proj,
-            default_time=stamp,
+            default_time=note.timestamp or stamp,
         )[1]
+        if note.title and leaves:
+            leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
+        return leaves
 
     def _chunked_leaves(
         self,
@@ -806,6 +860,221 @@ class Memory:
             default_time=default_time,
         )
         return detection, list(leaves)
+
+    # ================================================================= import, export
+    def _portable_sources(
+        self, sources: Sequence[str | os.PathLike[str]]
+    ) -> tuple[list[ImportBatch], list[str | os.PathLike[str]]]:
+        """Read the sources that are exports or stores; return them and the others."""
+        batches: list[ImportBatch] = []
+        rest: list[str | os.PathLike[str]] = []
+        for raw in sources:
+            path = Path(raw).expanduser()
+            if is_jsonl(path):
+                batches.append(read_jsonl(path, path.name))
+            elif is_markdown_export(path):
+                batches.append(read_markdown_export(path))
+            elif path.is_dir() and (found := find_ihmt_store(path)) is not None:
+                if found.resolve() == self.store.path.resolve():
+                    raise FileRefusedError(path, "it is this memory's own store")
+                batches.append(read_ihmt_store(found, path.name))
+            else:
+                rest.append(raw)
+        return batches, rest
+
+    def import_memories(
+        self,
+        batches: Sequence[ImportBatch],
+        *,
+        project: str | None = None,
+        tags: Sequence[str] = (),
+        consolidate: bool = True,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Store what the readers of ``_portable`` found: one leaf per memory, exactly as
+        read, keeping its id (when free), date, domain, project and tags; then the facts
+        and the OUTDATED links between them. Re-importing the same data rewrites the same
+        leaves. A memory holding a secret is skipped and reported.
+        """
+        proj = self._project(project)
+        skipped: list[tuple[str, str]] = [s for b in batches for s in b.skipped]
+        notices: list[str] = [n for b in batches for n in b.notices]
+        items = [m for b in batches for m in b.memories]
+        id_map: dict[str, str] = {}
+        leaves: list[Leaf] = []
+        for number, item in enumerate(items):
+            label = item.source or item.id or f"memory {number + 1}"
+            found = find_secrets(item.text)
+            if found:
+                kinds = ", ".join(dict.fromkeys(s.kind for s in found))
+                skipped.append((label, f"holds {kinds}"))
+                continue
+            made = self._imported_leaves(item, number, proj, tags)
+            if made and item.id:
+                id_map[item.id] = made[0].leaf_id
+            leaves.extend(made)
+        written = 0
+        created = 0
+        total = len(leaves)
+        for start in range(0, total, INGEST_GROUP):
+            group = leaves[start : start + INGEST_GROUP]
+            with self.store.batch():
+                stored = self.store.put_leaves(group)
+                written += len(stored)
+                if consolidate:
+                    domains = {leaf.domain for leaf in stored}
+                    created += len(self._consolidate_domains(domains).branches_created)
+            with self.store.locked():
+                notices.extend(self._ingest_facts([leaf.leaf_id for leaf in stored]))
+            if progress is not None:
+                progress(min(start + len(group), total), total, stored[-1].source if stored else "")
+        notices.extend(self._import_facts(batches, id_map))
+        notices.extend(self._import_links(items, batches, id_map))
+        logger.info("imported %d memory(ies) into %d leaf(s)", len(items), written)
+        return IngestReport(
+            files=len(items) + len([s for b in batches for s in b.skipped]),
+            leaves=written,
+            skipped=tuple(skipped),
+            notices=tuple(dict.fromkeys(notices)),
+            branches_created=created,
+        )
+
+    def _imported_leaves(
+        self, item: PortableMemory, number: int, project: str, tags: Sequence[str]
+    ) -> list[Leaf]:
+        when = item.timestamp or now_timestamp()
+        owner = project if item.project is None else item.project
+        all_tags = tuple(dict.fromkeys((*item.tags, *tags)))
+        extra: dict[str, object] = dict(item.extra)
+        if item.title:
+            extra["title"] = item.title
+        domain = None
+        if item.domain:
+            try:
+                domain = safe_domain(item.domain.lower())
+            except ValueError:
+                domain = None
+        if domain is None:  # another tool's export: detect and split like a save
+            _, made = self._chunked_leaves(
+                item.text,
+                None,
+                doc_type=None,
+                domain=None,
+                source=item.source or "import",
+                id_source=f"import:{item.source}:{number}",
+                tags=all_tags,
+                project=owner,
+                default_time=when,
+            )
+            if made and extra:
+                made[0] = replace(made[0], extra={**made[0].extra, **extra})
+            return made
+        derived = leaf_id_for(
+            domain=domain, source=f"import:{item.source}", position=0, text=item.text
+        )
+        new_id = derived
+        if item.id:
+            existing = self.store.entry(item.id)
+            if existing is None or (
+                existing.kind == "leaf" and self.store.read_leaf(item.id).text == item.text
+            ):
+                new_id = item.id
+        data_type = item.data_type if item.data_type in DOC_TYPE_NAMES else "GENERIC"
+        try:
+            return [
+                Leaf(
+                    leaf_id=new_id,
+                    text=item.text,
+                    timestamp=when,
+                    domain=domain,
+                    data_type=data_type,
+                    source=item.source,
+                    tags=all_tags,
+                    project=owner,
+                    extra=extra,
+                )
+            ]
+        except ValueError:  # an id that is not one of ours: derive one
+            return [
+                Leaf(
+                    leaf_id=derived,
+                    text=item.text,
+                    timestamp=when,
+                    domain=domain,
+                    data_type=data_type,
+                    source=item.source,
+                    tags=all_tags,
+                    project=owner,
+                    extra=extra,
+                )
+            ]
+
+    def _import_facts(self, batches: Sequence[ImportBatch], id_map: dict[str, str]) -> list[str]:
+        """Record the facts a store's timeline held, as explicit facts of their leaves."""
+        from ihmt_facts import Fact
+        from ihmt_store import IhmtError
+
+        notices: list[str] = []
+        left = 0
+        for batch in batches:
+            for subject, attribute, value, moment, source in batch.facts:
+                leaf_id = id_map.get(source)
+                if leaf_id is None:
+                    left += 1
+                    continue
+                fact = Fact(
+                    subject=subject,
+                    attribute=attribute,
+                    value=value,
+                    timestamp=moment,
+                    source=leaf_id,
+                    origin="explicit",
+                )
+                try:
+                    for recorded in self.timeline.record_facts([fact]):
+                        notices.extend(recorded.notices)
+                except (IhmtError, ValueError):
+                    left += 1
+        if left:
+            notices.append(f"{left} imported fact(s) could not be recorded (unknown leaf or value)")
+        return notices
+
+    def _import_links(
+        self,
+        items: Sequence[PortableMemory],
+        batches: Sequence[ImportBatch],
+        id_map: dict[str, str],
+    ) -> list[str]:
+        """Flag each imported memory OUTDATED by the one that corrected it."""
+        links = [(m.id, m.outdated_by, m.reason) for m in items if m.id and m.outdated_by]
+        links += [link for b in batches for link in b.links]
+        notices: list[str] = []
+        done: set[tuple[str, str]] = set()
+        for old, new, reason in links:
+            old_id = id_map.get(old)
+            new_id = id_map.get(new) or (new if self.store.entry(new) is not None else None)
+            if old_id is None or new_id is None or old_id == new_id or (old_id, new_id) in done:
+                continue
+            done.add((old_id, new_id))
+            current = self.store.read_leaf(old_id).outdated_by
+            if current is not None and current.by == new_id:
+                continue
+            try:
+                self.mark_outdated(old_id, new_id, reason=reason or "imported")
+            except (LeafNotFoundError, ValueError) as exc:
+                notices.append(f"correction {old} → {new} not imported: {exc}")
+        return notices
+
+    def export(self, project: str | None = None) -> Iterator[PortableMemory]:
+        """Every memory (of ``project`` when given; '' = the global ones), oldest first,
+        with its id, date, project, domain, type, tags and OUTDATED link."""
+        entries = [
+            e
+            for e in self.store.iter_entries("leaf")
+            if project is None or e.project == project.strip()
+        ]
+        entries.sort(key=lambda e: (e.timestamp, e.id))
+        return export_memories(iter(entries), self.store.read_leaves)
 
     # ================================================================= inspection
     def facts(self, subject: str | None = None, attribute: str | None = None) -> tuple[Fact, ...]:

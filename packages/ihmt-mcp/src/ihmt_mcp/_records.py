@@ -237,6 +237,16 @@ class IngestReport:
     notices: tuple[str, ...] = ()
     branches_created: int = 0
 
+    def merged(self, other: IngestReport) -> IngestReport:
+        """This report and ``other`` added up (an import and an ingest in one call)."""
+        return IngestReport(
+            files=self.files + other.files,
+            leaves=self.leaves + other.leaves,
+            skipped=(*self.skipped, *other.skipped),
+            notices=tuple(dict.fromkeys((*self.notices, *other.notices))),
+            branches_created=self.branches_created + other.branches_created,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "files": self.files,

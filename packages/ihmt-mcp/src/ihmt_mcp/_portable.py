@@ -1,0 +1,566 @@
+"""Memories in and out of a store: front matter, exports and the original IHMT-MEMORY's store.
+
+Three ways in, one way out:
+
+- **Markdown notes** (Obsidian, basic-memory, any folder of ``.md``): a YAML front matter
+  block (``title``, ``tags``, ``date``/``created``, ``project``) is read by
+  ``python-frontmatter`` and kept out of the memory's text (:func:`read_front_matter`).
+- **Exports** (:func:`export_memories`): ``jsonl`` (one object per memory) or ``markdown``
+  (a folder of notes with front matter and an ``ihmt-export.json`` manifest). Both carry
+  each memory's id, date, project, domain, type, tags and OUTDATED link, and both import
+  back as they were (:func:`read_jsonl`, :func:`read_markdown_export`). A JSONL file of
+  another tool imports too: each object's ``content``/``text``/``memory``/``body`` is a
+  memory, dated by its ``timestamp``/``date``/``created_at``.
+- **A store of the original IHMT-MEMORY** (:func:`read_ihmt_store`): its ``ihmt_memory/``
+  folder, whose leaves are ``layer0/<domain>/<id>.txt`` files starting with a
+  ``<<<IHMT-META`` JSON header, and whose ``state/facts.json`` holds the fact timeline.
+  Leaves keep their ids, dates, domains, tags and corrections; facts become explicit
+  facts; a superseded fact flags its leaf OUTDATED by the leaf that superseded it.
+
+Everything read becomes :class:`PortableMemory` records that ``Memory.import_memories``
+stores, one leaf each, exactly as read (never split again).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from ihmt_store import normalize_timestamp
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "MANIFEST",
+    "ImportBatch",
+    "PortableMemory",
+    "find_ihmt_store",
+    "is_jsonl",
+    "is_markdown_export",
+    "markdown_note",
+    "read_front_matter",
+    "read_ihmt_store",
+    "read_jsonl",
+    "read_markdown_export",
+    "write_jsonl",
+    "write_markdown",
+]
+
+EXPORT_FORMATS = ("markdown", "jsonl")
+MANIFEST = "ihmt-export.json"
+"""The file that marks a folder as a Markdown export of IHMT (format, version, count)."""
+EXPORT_VERSION = 1
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+TEXT_KEYS = ("content", "text", "memory", "body", "note")
+"""Where a JSONL object holds its memory, first found wins."""
+DATE_KEYS = ("timestamp", "date", "created_at", "created", "createdAt", "time")
+DOC_TYPES = frozenset({"GENERIC", "PERSONAL", "TEMPORAL", "PROCESS", "NARRATIVE", "CODE"})
+_HEADER_START = "<<<IHMT-META"
+_HEADER_END = re.compile(r"\r?\nIHMT-META>>>\r?\n?")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PortableMemory:
+    """One memory on its way in or out of a store."""
+
+    text: str
+    id: str = ""
+    """Its id where it came from (kept when it is a valid id, so links survive)."""
+    timestamp: str = ""
+    """When what it says was true; empty: the importer's default."""
+    domain: str = ""
+    """Empty: detected from the text."""
+    data_type: str = ""
+    project: str | None = None
+    """None: the importer's project."""
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    title: str = ""
+    outdated_by: str = ""
+    """Id of the memory that corrected this one."""
+    corrected_on: str = ""
+    reason: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSONL export object (stable: documented in ``ihmt export --help``)."""
+        return {
+            "id": self.id,
+            "content": self.text,
+            "timestamp": self.timestamp,
+            "project": self.project or "",
+            "domain": self.domain,
+            "type": self.data_type,
+            "tags": list(self.tags),
+            "source": self.source,
+            "title": self.title,
+            "outdated_by": self.outdated_by or None,
+            "corrected_on": self.corrected_on or None,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class ImportBatch:
+    """What a reader found: the memories, facts to record, and what it could not read."""
+
+    memories: list[PortableMemory] = field(default_factory=list)
+    facts: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    """(subject, attribute, value, timestamp, source id) recorded explicitly."""
+    links: list[tuple[str, str, str]] = field(default_factory=list)
+    """(old id, new id, reason): corrections found outside the memories themselves."""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- small readers
+def _timestamp(value: Any) -> str:
+    """A canonical timestamp from a YAML/JSON date value, or '' when it is not one."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return ""
+    if isinstance(value, (int, float)):
+        try:
+            seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds
+            return normalize_timestamp(datetime.fromtimestamp(seconds).astimezone())
+        except (OverflowError, OSError, ValueError):
+            return ""
+    if isinstance(value, (date, datetime)):
+        return normalize_timestamp(value)
+    try:
+        return normalize_timestamp(str(value).strip())
+    except (ValueError, OverflowError):
+        return ""
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    """Tags from a list or a comma/space separated string, without Obsidian's '#'."""
+    if value is None:
+        return ()
+    items: Iterable[Any]
+    if isinstance(value, str):
+        items = re.split(r"[,\s]+", value)
+    elif isinstance(value, (list, tuple, set)):
+        items = value
+    else:
+        items = [value]
+    out = [str(item).strip().lstrip("#").strip() for item in items if item is not None]
+    return tuple(dict.fromkeys(t for t in out if t))
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return " ".join(str(value).split())
+
+
+def _first(data: Mapping[str, Any], keys: Iterable[str]) -> Any:
+    for key in keys:
+        if key in data and data[key] not in (None, ""):
+            return data[key]
+    return None
+
+
+def _link(value: Any) -> tuple[str, str, str]:
+    """(id, date, reason) of an ``outdated_by``: an id, or ``{leaf_id|by|id, date, reason}``."""
+    if isinstance(value, str):
+        return value.strip(), "", ""
+    if isinstance(value, Mapping):
+        target = _first(value, ("leaf_id", "by", "id", "new_id", "new"))
+        return (
+            str(target or "").strip(),
+            _timestamp(_first(value, ("date", "corrected_on", "timestamp"))),
+            _text(value.get("reason")),
+        )
+    return "", "", ""
+
+
+# ---------------------------------------------------------------------- front matter
+def read_front_matter(text: str) -> tuple[dict[str, Any], str, str]:
+    """Split a Markdown note into its YAML front matter and its body.
+
+    Returns:
+        (metadata, body, problem): without front matter, ``({}, text, "")``; with front
+        matter that is not valid YAML (or not a mapping), ``({}, text, why)`` so the
+        note is kept whole and the caller can say so.
+    """
+    start = text.lstrip("\ufeff")
+    if not start.startswith("---"):
+        return {}, text, ""
+    from frontmatter.default_handlers import YAMLHandler
+
+    handler = YAMLHandler()
+    try:
+        raw, body = handler.split(start)
+    except ValueError:
+        return {}, text, ""
+    try:
+        meta = handler.load(raw)
+    except Exception as exc:  # noqa: BLE001 - any YAML error: the note is kept whole
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        return {}, text, f"its front matter is not valid YAML{where}; kept as text"
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return {}, text, "its front matter is not a list of keys; kept as text"
+    # The library splits after the closing '---': drop the line break (and blank lines)
+    # that separate it from the body, keep the rest byte for byte.
+    return {str(k): v for k, v in meta.items()}, body.lstrip("\r\n"), ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoteMeta:
+    """What a note's front matter says about the memory."""
+
+    title: str = ""
+    tags: tuple[str, ...] = ()
+    timestamp: str = ""
+    project: str | None = None
+
+    @classmethod
+    def of(cls, meta: Mapping[str, Any]) -> NoteMeta:
+        project = meta.get("project")
+        return cls(
+            title=_text(meta.get("title")),
+            tags=_tags(meta.get("tags", meta.get("tag"))),
+            timestamp=_timestamp(_first(meta, ("date", "created", "created_at", "timestamp"))),
+            project=_text(project) if project is not None else None,
+        )
+
+
+# ---------------------------------------------------------------------- JSONL
+def is_jsonl(path: Path) -> bool:
+    """A ``.jsonl``/``.ndjson`` file: each line one memory object."""
+    return path.is_file() and path.suffix.lower() in JSONL_SUFFIXES
+
+
+def read_jsonl(path: Path, name: str) -> ImportBatch:
+    """The memories of a JSONL file: IHMT's export, or any tool's one object per line."""
+    batch = ImportBatch()
+    bad = 0
+    first_bad = 0
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError):
+                data = None
+            text = _first(data, TEXT_KEYS) if isinstance(data, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                bad += 1
+                first_bad = first_bad or number
+                continue
+            assert isinstance(data, dict)
+            target, on, why = _link(data.get("outdated_by"))
+            project = data.get("project")
+            batch.memories.append(
+                PortableMemory(
+                    text=text,
+                    id=_text(data.get("id")),
+                    timestamp=_timestamp(_first(data, DATE_KEYS)),
+                    domain=_text(data.get("domain")),
+                    data_type=_text(data.get("type") or data.get("data_type")).upper(),
+                    project=_text(project) if isinstance(project, str) else None,
+                    tags=_tags(data.get("tags")),
+                    source=_text(data.get("source")) or f"{name}:{number}",
+                    title=_text(data.get("title")),
+                    outdated_by=target,
+                    corrected_on=_timestamp(data.get("corrected_on")) or on,
+                    reason=_text(data.get("reason")) or why,
+                )
+            )
+    if bad:
+        batch.skipped.append(
+            (f"{name}:{first_bad}", f"{bad} line(s) without a memory text (not a JSON object "
+             f"with one of {', '.join(TEXT_KEYS)})")
+        )  # fmt: skip
+    return batch
+
+
+def write_jsonl(memories: Iterable[PortableMemory], out: Any) -> int:
+    """Write one JSON object per memory to the text stream ``out``; how many."""
+    count = 0
+    for memory in memories:
+        out.write(json.dumps(memory.to_json(), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+# ---------------------------------------------------------------------- Markdown export
+def markdown_note(memory: PortableMemory) -> str:
+    """One memory as a Markdown note: YAML front matter, then its text byte for byte."""
+    from frontmatter.default_handlers import YAMLHandler
+
+    meta: dict[str, Any] = {
+        "id": memory.id,
+        "date": memory.timestamp,
+        "project": memory.project or "",
+        "domain": memory.domain,
+        "type": memory.data_type,
+        "tags": list(memory.tags),
+        "source": memory.source,
+    }
+    if memory.title:
+        meta["title"] = memory.title
+    if memory.outdated_by:
+        meta["outdated_by"] = memory.outdated_by
+        meta["corrected_on"] = memory.corrected_on
+        if memory.reason:
+            meta["reason"] = memory.reason
+    head = YAMLHandler().export(meta, sort_keys=False, width=1000)
+    return f"---\n{head}\n---\n{memory.text}"
+
+
+def _note_name(memory: PortableMemory) -> str:
+    day = memory.timestamp[:10] or "undated"
+    return f"{day}-{_SAFE_NAME.sub('-', memory.id)[:120]}.md"
+
+
+def write_markdown(memories: Iterable[PortableMemory], folder: Path) -> int:
+    """Write one note per memory under ``folder/<project or _global>/``, and the manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for memory in memories:
+        where = folder / (_SAFE_NAME.sub("-", memory.project) if memory.project else "_global")
+        where.mkdir(exist_ok=True)
+        (where / _note_name(memory)).write_text(markdown_note(memory), encoding="utf-8")
+        count += 1
+    manifest = {"format": "ihmt-markdown", "version": EXPORT_VERSION, "memories": count}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return count
+
+
+def is_markdown_export(path: Path) -> bool:
+    """A folder written by :func:`write_markdown` (it holds the manifest)."""
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def read_markdown_export(folder: Path) -> ImportBatch:
+    """The memories of a Markdown export, each note's front matter giving its metadata."""
+    batch = ImportBatch()
+    for note in sorted(folder.rglob("*")):
+        if not note.is_file() or note.suffix.lower() not in MARKDOWN_SUFFIXES:
+            continue
+        name = f"{folder.name}/{note.relative_to(folder).as_posix()}"
+        try:
+            raw = note.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            batch.skipped.append((name, f"unreadable ({exc})"))
+            continue
+        meta, body, problem = read_front_matter(raw)
+        if problem:
+            batch.notices.append(f"{name}: {problem}")
+        if not body.strip():
+            batch.skipped.append((name, "empty"))
+            continue
+        target, on, why = _link(meta.get("outdated_by"))
+        project = meta.get("project")
+        batch.memories.append(
+            PortableMemory(
+                text=body,
+                id=_text(meta.get("id")),
+                timestamp=_timestamp(_first(meta, ("date", "created", "timestamp"))),
+                domain=_text(meta.get("domain")),
+                data_type=_text(meta.get("type")).upper(),
+                project=_text(project) if project is not None else None,
+                tags=_tags(meta.get("tags")),
+                source=_text(meta.get("source")) or name,
+                title=_text(meta.get("title")),
+                outdated_by=target,
+                corrected_on=_timestamp(meta.get("corrected_on")) or on,
+                reason=_text(meta.get("reason")) or why,
+            )
+        )
+    return batch
+
+
+# ---------------------------------------------------------------------- IHMT-MEMORY stores
+def find_ihmt_store(path: Path) -> Path | None:
+    """The store folder at ``path`` (or its ``ihmt_memory/``): one with a ``layer0/``."""
+    for candidate in (path, path / "ihmt_memory"):
+        if (candidate / "layer0").is_dir() and (
+            (candidate / "root.json").is_file()
+            or (candidate / "ihmt.config.json").is_file()
+            or (candidate / "state").is_dir()
+        ):
+            return candidate
+    return None
+
+
+def _parse_leaf(raw: str) -> tuple[dict[str, Any], str]:
+    """(header, text) of a leaf file; raises ValueError when it has no readable header."""
+    body = raw.lstrip("\ufeff")
+    if not body.startswith(_HEADER_START):
+        raise ValueError("it does not start with a <<<IHMT-META header")
+    end = _HEADER_END.search(body, len(_HEADER_START))
+    if end is None:
+        raise ValueError("its <<<IHMT-META header is not closed by IHMT-META>>>")
+    try:
+        head = json.loads(body[len(_HEADER_START) : end.start()])
+    except ValueError as exc:
+        raise ValueError(f"its header is not valid JSON ({exc})") from None
+    if not isinstance(head, dict):
+        raise ValueError("its header is not a JSON object")
+    return head, body[end.end() :]
+
+
+def read_ihmt_store(store: Path, name: str) -> ImportBatch:
+    """Every leaf of an IHMT store (the original's or ours), with its facts and corrections."""
+    batch = ImportBatch()
+    for leaf_file in sorted((store / "layer0").rglob("*.txt")):
+        rel = f"{name}/{leaf_file.relative_to(store).as_posix()}"
+        try:
+            head, text = _parse_leaf(leaf_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            batch.skipped.append((rel, str(exc)))
+            continue
+        if not text.strip():
+            batch.skipped.append((rel, "empty"))
+            continue
+        extra = head.get("extra") if isinstance(head.get("extra"), dict) else {}
+        assert isinstance(extra, dict)
+        target, on, why = _link(
+            head.get("outdated_by") or extra.get("outdated_by") or extra.get("superseded_by")
+        )
+        domain = _text(head.get("domain")) or leaf_file.parent.name
+        kept = {k: v for k, v in extra.items() if k in ("context", "symbol", "keywords")}
+        batch.memories.append(
+            PortableMemory(
+                text=text,
+                id=_text(head.get("leaf_id")) or leaf_file.stem,
+                timestamp=_timestamp(head.get("timestamp")),
+                domain=domain,
+                data_type=_text(head.get("data_type")).upper(),
+                project=_text(head.get("project")) if "project" in head else None,
+                tags=_tags(head.get("tags")),
+                source=_text(head.get("source")) or rel,
+                title=_text(extra.get("title")),
+                outdated_by=target,
+                corrected_on=on,
+                reason=why,
+                extra=kept,
+            )
+        )
+    facts_file = store / "state" / "facts.json"
+    if facts_file.is_file():
+        _read_facts(facts_file, f"{name}/state/facts.json", batch)
+    return batch
+
+
+_SOURCE_KEYS = ("source_leaf", "source", "leaf_id", "source_leaf_id", "leaf")
+
+
+def _read_facts(path: Path, name: str, batch: ImportBatch) -> None:
+    """Facts and supersessions from the original's ``state/facts.json``.
+
+    Read tolerantly: any object holding a ``value``, a date and a source leaf is a fact
+    (its subject and attribute from its own keys, or from the ``subject::attribute`` key
+    it sits under); ``superseded_by`` naming a leaf — or, naming a value, the leaf that
+    stated it — flags the fact's leaf OUTDATED by that leaf. A ``corrections`` list of
+    ``{old_id, new_id, reason}`` is read as corrections.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        batch.skipped.append((name, f"not readable as JSON ({exc}); facts are re-read from text"))
+        return
+    facts: list[dict[str, Any]] = []
+
+    def walk(node: Any, key: str) -> None:
+        if isinstance(node, dict):
+            source = _first(node, _SOURCE_KEYS)
+            if "value" in node and isinstance(source, str):
+                facts.append({**node, "_key": key, "_source": source})
+                return
+            old = _first(node, ("old_id", "old", "old_leaf"))
+            new = _first(node, ("new_id", "new", "by", "new_leaf"))
+            if isinstance(old, str) and isinstance(new, str):
+                batch.links.append((old, new, _text(node.get("reason")) or "imported"))
+                return
+            for sub_key, value in node.items():
+                walk(value, str(sub_key) if "::" in str(sub_key) else key)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, key)
+
+    walk(data, "")
+    by_key_value: dict[tuple[str, str], str] = {}
+    for fact in facts:
+        subject, attribute = _subject_attribute(fact)
+        if subject and attribute:
+            by_key_value[(f"{subject}::{attribute}", str(fact["value"]).casefold())] = fact[
+                "_source"
+            ]
+    unreadable = 0
+    for fact in facts:
+        subject, attribute = _subject_attribute(fact)
+        moment = _timestamp(_first(fact, ("timestamp", "valid_from", "date")))
+        value = _text(fact.get("value"))
+        if not (subject and attribute and moment and value):
+            unreadable += 1
+            continue
+        batch.facts.append((subject, attribute, value, moment, fact["_source"]))
+        later = fact.get("superseded_by")
+        if isinstance(later, str) and later.strip():
+            newer = by_key_value.get((f"{subject}::{attribute}", later.strip().casefold()), later)
+            batch.links.append(
+                (fact["_source"], newer.strip(), f"{subject} {attribute} changed (imported)")
+            )
+    if unreadable:
+        batch.notices.append(
+            f"{name}: {unreadable} fact(s) without subject, date or value left out"
+        )
+
+
+def _subject_attribute(fact: Mapping[str, Any]) -> tuple[str, str]:
+    subject = _text(fact.get("subject"))
+    attribute = _text(fact.get("attribute"))
+    key = str(fact.get("key") or fact.get("_key") or "")
+    if (not subject or not attribute) and "::" in key:
+        left, _, right = key.partition("::")
+        subject = subject or left.strip()
+        attribute = attribute or right.strip()
+    return subject, attribute
+
+
+def export_memories(entries: Iterator[Any], read_leaves: Any) -> Iterator[PortableMemory]:
+    """The memories of ``entries`` (catalog entries of leaves), read in chunks of 256."""
+    chunk: list[Any] = []
+
+    def flush() -> Iterator[PortableMemory]:
+        for leaf in read_leaves([e.id for e in chunk]):
+            correction = leaf.outdated_by
+            yield PortableMemory(
+                text=leaf.text,
+                id=leaf.leaf_id,
+                timestamp=leaf.timestamp,
+                domain=leaf.domain,
+                data_type=leaf.data_type,
+                project=leaf.project,
+                tags=tuple(leaf.tags),
+                source=leaf.source,
+                title=str(leaf.extra.get("title") or ""),
+                outdated_by=correction.by if correction else "",
+                corrected_on=correction.date if correction else "",
+                reason=correction.reason if correction else "",
+            )
+        chunk.clear()
+
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= 256:
+            yield from flush()
+    yield from flush()
