@@ -8,13 +8,14 @@ PACKAGES := $(wildcard packages/*)
 SRC_DIRS := $(wildcard packages/*/src)
 JOBS ?= 2
 
-.PHONY: help uv sync lint format test test-unit test-isolated bench demo clean
+.PHONY: help uv sync lint format test test-unit test-isolated bench demo dist clean
 
 help:
 	@echo "make demo   - set everything up and run the walkthrough"
 	@echo "make test   - set everything up, lint, type-check and run every test"
 	@echo "make lint   - ruff, mypy --strict and the layering check"
 	@echo "make bench  - run the benchmarks (tables printed, JSON in tools/bench/results/)"
+	@echo "make dist   - build every wheel and sdist into dist/, check them, install each alone"
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv
@@ -35,7 +36,7 @@ format: sync
 
 test-unit: sync
 	bash tools/agents/install.sh
-	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench
+	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench tools/dist_test.py
 
 # Each package's tests in a venv holding only that package's wheel and its declared
 # dependencies: the proof that the split between packages is real.
@@ -53,6 +54,11 @@ bench: sync
 
 demo: sync
 	$(RUN) ihmt demo
+
+# Every wheel and sdist into dist/: contents, long descriptions, `twine check`, and each
+# wheel installed alone in a fresh venv and used (tools/dist.py).
+dist: sync
+	$(RUN) python tools/dist.py
 
 clean:
 	rm -rf .venv dist build .pytest_cache .mypy_cache .ruff_cache tools/bench/results
