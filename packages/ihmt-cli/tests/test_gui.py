@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from ihmt_cli._gui import MAX_BODY, Gui, build_app
+from ihmt_mcp import Memory
 
 BASE = "http://127.0.0.1:8123"
 
@@ -113,3 +115,196 @@ def test_a_missing_store_is_reported_not_created(tmp_path: Path) -> None:
             assert client.get("/api/tree").status_code == 200
     finally:
         gui.close()
+
+
+# ---------------------------------------------------------------------- Explore's lists
+NOTES = (
+    ("The ferry to Sorrento leaves at 9:40 from pier 3.", "2024-05-02", "", ("travel",)),
+    ("Harbor's deploy script needs Node 20.", "2025-02-11", "harbor", ("deploy",)),
+    ("Harbor's staging host runs PostgreSQL 15 on port 5432.", "2025-03-01", "harbor", ()),
+    ("Lighthouse releases go out on Thursdays.", "2025-06-20", "lighthouse", ("deploy",)),
+    ("Bruno recommends the night train to Vienna.", "2026-01-09", "", ("travel",)),
+)
+
+
+@pytest.fixture
+def noted(tmp_path: Path) -> dict[str, str]:
+    """A store with two projects, global memories, tags and one correction; text → id."""
+    memory = Memory.init(tmp_path / "noted", branch_factor=3)
+    ids: dict[str, str] = {}
+    try:
+        for text, when, project, tags in NOTES:
+            ids[text] = memory.save(text, date=when, project=project, tags=tags).ids[0]
+        fix = "Harbor's staging host moved to PostgreSQL 17 on port 5433."
+        saved = memory.save(
+            fix, date="2026-03-01", project="harbor", replaces="staging PostgreSQL 15"
+        )
+        assert saved.replaced.replaced, saved.render()
+        ids[fix] = saved.ids[0]
+    finally:
+        memory.close()
+    return ids
+
+
+@pytest.fixture
+def noted_client(tmp_path: Path, noted: dict[str, str]) -> Iterator[TestClient]:
+    opened = Gui(store_path=tmp_path / "noted", home=tmp_path / "home")
+    try:
+        with TestClient(build_app(opened), base_url=BASE) as test_client:
+            test_client.headers["X-IHMT-Token"] = opened.token
+            yield test_client
+    finally:
+        opened.close()
+
+
+def _texts(reply: Any) -> list[str]:
+    return [item["excerpt"] for item in reply.json()["items"]]
+
+
+def test_recent_lists_the_newest_memories_first(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    data = noted_client.get("/api/list").json()
+    assert data["mode"] == "recent" and data["total"] == len(noted)
+    dates = [item["timestamp"] for item in data["items"]]
+    assert dates == sorted(dates, reverse=True)
+    assert data["items"][0]["excerpt"].startswith("Harbor's staging host moved")
+    two = noted_client.get("/api/list", params={"limit": "2"}).json()
+    assert [i["id"] for i in two["items"]] == [i["id"] for i in data["items"][:2]]
+    assert two["total"] == len(noted)
+
+
+def test_recent_filters_by_project_global_and_tag(noted_client: TestClient) -> None:
+    harbor = _texts(noted_client.get("/api/list", params={"project": "harbor"}))
+    assert len(harbor) == 3 and all(t.startswith("Harbor's") for t in harbor)
+    world = _texts(noted_client.get("/api/list", params={"global": "1"}))
+    assert world == [
+        "Bruno recommends the night train to Vienna.",
+        "The ferry to Sorrento leaves at 9:40 from pier 3.",
+    ]
+    deploy = _texts(noted_client.get("/api/list", params={"tag": "deploy"}))
+    assert deploy == ["Lighthouse releases go out on Thursdays.", NOTES[1][0]]
+    both = _texts(noted_client.get("/api/list", params={"tag": "deploy", "project": "harbor"}))
+    assert both == [NOTES[1][0]]
+    none = noted_client.get("/api/list", params={"project": "nowhere"}).json()
+    assert none["total"] == 0 and none["items"] == []
+
+
+def test_search_on_explore_keeps_the_filters_and_shows_the_outdated_one(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    data = noted_client.get("/api/list", params={"q": "staging PostgreSQL"}).json()
+    assert data["mode"] == "search"
+    ids = [item["id"] for item in data["items"]]
+    new = noted["Harbor's staging host moved to PostgreSQL 17 on port 5433."]
+    old = noted[NOTES[2][0]]
+    assert ids[0] == new and old in ids
+    assert next(i for i in data["items"] if i["id"] == old)["outdated"] is True
+    assert len(ids) == 2, "memories holding none of the words are not listed"
+    elsewhere = noted_client.get("/api/list", params={"q": "staging", "project": "lighthouse"})
+    assert elsewhere.json()["items"] == []
+    travel = noted_client.get("/api/list", params={"q": "train Vienna", "tag": "travel"}).json()
+    assert [i["excerpt"] for i in travel["items"]] == [NOTES[4][0]]
+
+
+def test_search_on_explore_lists_the_words_matches_when_it_abstains(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    data = noted_client.get("/api/list", params={"q": "what did Zanzibar say about the ferry"})
+    assert data.json()["status"] == "not_found"
+    assert data.json()["words_only"] is True
+    assert [i["id"] for i in data.json()["items"]] == [noted[NOTES[0][0]]]
+    sure = noted_client.get("/api/list", params={"q": "ferry Sorrento"}).json()
+    assert sure["words_only"] is False and sure["items"][0]["id"] == noted[NOTES[0][0]]
+
+
+def test_facets_count_projects_and_tags(noted_client: TestClient) -> None:
+    data = noted_client.get("/api/facets").json()
+    projects = {p["name"]: p["count"] for p in data["projects"]}
+    assert projects == {"harbor": 3, "": 2, "lighthouse": 1}
+    tags = {t["name"]: t["count"] for t in data["tags"]}
+    assert tags["travel"] == 2 and tags["deploy"] == 2
+    assert data["memories"] == 6 and data["newest"].startswith("2026-03-01")
+
+
+def test_list_refuses_bad_parameters(noted_client: TestClient) -> None:
+    for params in (
+        {"limit": "0"},
+        {"limit": "9999"},
+        {"limit": "-1"},
+        {"limit": "ten"},
+        {"project": "harbor", "global": "1"},
+        {"q": "x" * 3000},
+        {"tag": "a\x00b"},
+    ):
+        reply = noted_client.get("/api/list", params=params)
+        assert reply.status_code == 400 and reply.json()["error"], params
+
+
+def test_a_leaf_shows_what_it_corrected_and_what_corrected_it(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    new = noted["Harbor's staging host moved to PostgreSQL 17 on port 5433."]
+    old = noted[NOTES[2][0]]
+    for item, relation in ((old, "corrected_by"), (new, "corrects")):
+        history = noted_client.get(f"/api/node/{item}").json()["history"]
+        assert [h["relation"] for h in history] == (
+            ["self", "corrected_by"] if relation == "corrected_by" else ["corrects", "self"]
+        )
+        assert [h["id"] for h in history] == [old, new]
+        assert history[0]["outdated"] is True and history[0]["corrected_by"] == new
+    plain = noted_client.get(f"/api/node/{noted[NOTES[0][0]]}").json()
+    assert plain["history"] == []
+
+
+def test_restore_needs_confirmation_then_makes_the_memory_current_again(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    old = noted[NOTES[2][0]]
+    new = noted["Harbor's staging host moved to PostgreSQL 17 on port 5433."]
+    refused = noted_client.post("/api/restore", json={"id": old})
+    assert refused.status_code == 400 and refused.json()["code"] == "confirm"
+    assert noted_client.get(f"/api/node/{old}").json()["item"]["outdated"] is True
+    other = noted[NOTES[0][0]]
+    wrong = noted_client.post(
+        "/api/restore", json={"id": old, "corrected_by": other, "confirm": True}
+    )
+    assert wrong.status_code == 400 and new in wrong.json()["error"]
+    assert noted_client.get(f"/api/node/{old}").json()["item"]["outdated"] is True
+    done = noted_client.post("/api/restore", json={"id": old, "corrected_by": new, "confirm": True})
+    assert done.status_code == 200, done.json()
+    assert done.json()["restored"] is True and done.json()["corrected_by"] == new
+    assert "current again" in done.json()["message"]
+    after = noted_client.get(f"/api/node/{old}").json()
+    assert after["item"]["outdated"] is False and after["history"] == []
+    again = noted_client.post("/api/restore", json={"id": old, "confirm": True})
+    assert again.status_code == 409 and again.json()["code"] == "not_outdated"
+    assert (
+        noted_client.post("/api/restore", json={"id": "L-nope", "confirm": True}).status_code == 404
+    )
+    assert (
+        noted_client.post("/api/restore", json={"id": "../x", "confirm": True}).status_code == 400
+    )
+    found = noted_client.get("/api/list", params={"q": "staging PostgreSQL 15"}).json()
+    assert next(i for i in found["items"] if i["id"] == old)["outdated"] is False
+
+
+# ---------------------------------------------------------------------- Set up
+def test_set_up_never_suggests_a_temporary_folder(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("IHMT_HOME", str(tmp_path / "demo-home"))
+    assert client.get("/api/info").json()["suggested_home"] == ""
+    monkeypatch.setenv("IHMT_HOME", "/srv/notes/.ihmt")
+    assert client.get("/api/info").json()["suggested_home"] == "/srv/notes/.ihmt"
+    monkeypatch.setenv("HOME", "/home/ada")
+    monkeypatch.delenv("IHMT_HOME")
+    assert client.get("/api/info").json()["suggested_home"] == "~/.ihmt"
+
+
+def test_the_screens_hold_no_stale_words() -> None:
+    folder = files("ihmt_cli") / "gui_static"
+    for name in ("index.html", "app.js", "i18n.js"):
+        text = (folder / name).read_text(encoding="utf-8")
+        for stale in ("no install command", "aún no tiene el comando", "install_available"):
+            assert stale not in text, (name, stale)

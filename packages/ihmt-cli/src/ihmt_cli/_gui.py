@@ -9,11 +9,12 @@ browser page on another site from reaching it:
 - ``Host`` must name a loopback address (DNS rebinding) and ``Origin``, when present,
   a loopback ``http://`` origin: else 400 / 403;
 - static files are served from a fixed list of the folder's own files, nothing else;
-- writes (create a store, forget a memory, run ``ihmt install``) are POSTs of a JSON
-  body of at most ``MAX_BODY`` bytes, and forget needs an explicit confirmation;
+- writes (create a store, forget or restore a memory, run ``ihmt install``) are POSTs of
+  a JSON body of at most ``MAX_BODY`` bytes, and each needs an explicit confirmation;
 - ids are checked against their shape, then against the catalog.
 
-The memory is read-only here except ``forget``; no leaf is ever edited. Every call into
+The memory is read-only here except ``forget`` and ``restore`` (which undoes an OUTDATED
+mark); no leaf's text is ever edited. Every call into
 ``Memory`` runs on one worker thread (SQLite connections stay on the thread that made
 them) and opens an existing store only: the GUI never creates one implicitly.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from ihmt_mcp import Memory
-    from ihmt_store import Entry
+    from ihmt_navigator import Hit
+    from ihmt_store import Entry, Store
 
 __all__ = ["AGENTS", "MAX_BODY", "SCOPES", "Gui", "build_app", "gui_command", "install_argv"]
 
@@ -76,6 +78,11 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
+
+LIST_LIMIT = 200
+"""Most memories one Recent or search list shows."""
+HISTORY_LIMIT = 50
+"""Most memories a leaf's correction history walks, each way."""
 
 BAD_HOST = "bad Host: the interface answers only to 127.0.0.1"
 OPEN_URL = "open the exact URL 'ihmt gui' printed"
@@ -116,6 +123,7 @@ class Gui:
     _memory: Memory | None = None
     _opened: Path | None = None
     _pool: ThreadPoolExecutor = field(default_factory=lambda: _one_thread())
+    _listing: _Listing | None = None
 
     def has_store(self) -> bool:
         return (self.store_path / CONFIG_FILE).is_file()
@@ -154,6 +162,19 @@ class Gui:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, fn)
 
+    def listing(self, memory: Memory) -> _Listing:
+        """Every memory newest first, with its projects and tags (on the memory thread).
+
+        Rebuilt only when the store changed (its generation) or another store is shown.
+        """
+        store = memory.store
+        generation = store.generation
+        cached = self._listing
+        if cached is not None and cached.store == store.path and cached.generation == generation:
+            return cached
+        self._listing = _Listing.of(store.path, generation, store.iter_entries("leaf"))
+        return self._listing
+
     def close(self) -> None:
         def shut() -> None:
             if self._memory is not None:
@@ -162,6 +183,50 @@ class Gui:
 
         self._pool.submit(shut).result(timeout=30)
         self._pool.shutdown(wait=True)
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """The memories of one store generation, newest first, and what filters them."""
+
+    store: Path
+    generation: int
+    leaves: tuple[Entry, ...]
+    projects: tuple[tuple[str, int], ...]
+    """(project, memories), most memories first; '' is the global memories."""
+    tags: tuple[tuple[str, int], ...]
+    """(tag, memories), most memories first."""
+
+    @classmethod
+    def of(cls, store: Path, generation: int, entries: Iterable[Entry]) -> _Listing:
+        from collections import Counter
+
+        leaves = sorted(entries, key=lambda e: (e.timestamp, e.id), reverse=True)
+        projects = Counter(e.project for e in leaves)
+        tags = Counter(t for e in leaves for t in dict.fromkeys(e.tags))
+        return cls(
+            store=store,
+            generation=generation,
+            leaves=tuple(leaves),
+            projects=tuple(sorted(projects.items(), key=lambda kv: (-kv[1], kv[0]))),
+            tags=tuple(sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))),
+        )
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """What an Explore list keeps: one project (``''`` = global only) and one tag."""
+
+    project: str | None = None
+    tag: str | None = None
+
+    def keeps(self, entry: Entry) -> bool:
+        if self.project is not None and entry.project != self.project:
+            return False
+        return self.tag is None or self.tag in entry.tags
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project": self.project, "tag": self.tag}
 
 
 # ---------------------------------------------------------------------- the guard
@@ -255,9 +320,53 @@ def _summary(entry: Entry) -> dict[str, Any]:
         "outdated_by": entry.outdated_by,
         "outdated_on": entry.outdated_on,
         "source": entry.source,
+        "tags": list(entry.tags),
+        "excerpt": entry.excerpt,
         "tokens": entry.tokens,
         "size": entry.size,
     }
+
+
+def _relevant(hits: Sequence[Hit]) -> list[str]:
+    """The ids of a search's hits worth listing: those holding a word of the question, or
+    scoring at least half the best (a meaning match); the rest are the tree's neighbours."""
+    best = max((hit.score for hit in hits), default=0.0)
+    return [hit.id for hit in hits if hit.matched or (best > 0 and hit.score >= best / 2)]
+
+
+def _history(store: Store, entry: Entry) -> list[dict[str, Any]]:
+    """The correction chain through ``entry``: what it corrected (oldest first), then
+    the memory itself, then what corrected it, and what corrected that, in order."""
+    older: list[tuple[Entry, str]] = []
+    seen = {entry.id}
+    wave = [entry.id]
+    while wave and len(older) < HISTORY_LIMIT:
+        nxt = []
+        for item in wave:
+            for old in store.corrections_of(item):
+                if old.id not in seen and len(older) < HISTORY_LIMIT:
+                    seen.add(old.id)
+                    older.append((old, item))
+                    nxt.append(old.id)
+        wave = nxt
+    newer: list[Entry] = []
+    current = entry
+    while current.outdated_by and current.outdated_by not in seen and len(newer) < HISTORY_LIMIT:
+        seen.add(current.outdated_by)
+        found = store.entry(current.outdated_by)
+        if found is None:
+            break
+        newer.append(found)
+        current = found
+
+    def row(item: Entry, relation: str, by: str | None) -> dict[str, Any]:
+        return {**_summary(item), "relation": relation, "corrected_by": by}
+
+    older.sort(key=lambda pair: (pair[0].timestamp, pair[0].id))
+    rows = [row(old, "corrects", by) for old, by in older]
+    rows.append(row(entry, "self", entry.outdated_by))
+    rows.extend(row(item, "corrected_by", item.outdated_by) for item in newer)
+    return rows
 
 
 def _checked_id(value: object) -> str:
@@ -282,6 +391,25 @@ def _folder_param(value: object, name: str) -> Path:
     if not path.is_absolute():
         raise ApiError(400, f"{name} must be an absolute folder path, e.g. ~/.ihmt")
     return path
+
+
+def _number(value: object, name: str, *, default: int, low: int, high: int) -> int:
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str) or not value.isdigit() or not low <= int(value) <= high:
+        raise ApiError(400, f"{name} must be a whole number from {low} to {high}")
+    return int(value)
+
+
+def _filters(params: Any) -> _Filters:
+    """``project=NAME`` (``global=1``: memories of no project) and ``tag=TAG``."""
+    project = _text_param(params.get("project"), "the project", limit=200) or None
+    if params.get("global") == "1":
+        if project is not None:
+            raise ApiError(400, "choose one project or the global memories, not both")
+        project = ""
+    tag = _text_param(params.get("tag"), "the tag", limit=200) or None
+    return _Filters(project=project, tag=tag)
 
 
 def _choice(value: object, name: str, choices: tuple[str, ...]) -> str:
@@ -325,12 +453,6 @@ def _shown_command(agent: str, scope: str, home: Path, *, dry_run: bool = False)
     return " ".join(shlex.quote(w) for w in words)
 
 
-def _install_available() -> bool:
-    from ihmt_cli._app import cli
-
-    return "install" in cli.commands
-
-
 def _run_install(argv: list[str], cwd: Path | None) -> dict[str, Any]:
     import subprocess
 
@@ -350,6 +472,29 @@ def _run_install(argv: list[str], cwd: Path | None) -> dict[str, Any]:
         "stdout": done.stdout.decode("utf-8", "replace"),
         "stderr": done.stderr.decode("utf-8", "replace"),
     }
+
+
+def _is_temporary(path: Path) -> bool:
+    import tempfile
+
+    folders = {Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")}
+    resolved = path.expanduser().resolve(strict=False)
+    return any(resolved.is_relative_to(f.resolve(strict=False)) for f in folders)
+
+
+def _suggested_home() -> str:
+    """The memory folder Set up offers: ``IHMT_HOME`` (default ``~/.ihmt``), written with
+    ``~`` when under the user's home; empty when it is a temporary folder (a demo's, a
+    test's), which is no place for a memory meant to last."""
+    from ihmt_mcp import Settings
+
+    home = Settings.from_env().home
+    if _is_temporary(home):
+        return ""
+    try:
+        return str(Path("~") / home.relative_to(Path.home()))
+    except (ValueError, RuntimeError):  # not under the user's home, or no home known
+        return str(home)
 
 
 def home_of(store_path: Path) -> Path:
@@ -413,10 +558,10 @@ def build_app(gui: Gui) -> Starlette:
             "home": str(gui.home),
             "exists": gui.has_store(),
             "version": version("ihmt-cli"),
+            "suggested_home": _suggested_home(),
+            "suggested_project": "" if _is_temporary(Path.cwd()) else str(Path.cwd()),
             "agents": list(AGENTS),
             "scopes": list(SCOPES),
-            "install_available": _install_available(),
-            "cwd": str(Path.cwd()),
             "max_body": MAX_BODY,
         }
         if data["exists"]:
@@ -493,6 +638,7 @@ def build_app(gui: Gui) -> Starlette:
                 for old in store.corrections_of(item_id)
             )
             data["notices"] = notices
+            data["history"] = _history(store, entry) if notices else []
             return data
 
         return await gui.run(read)
@@ -505,12 +651,7 @@ def build_app(gui: Gui) -> Starlette:
         query = _text_param(params.get("q"), "the query", required=True)
         clue = _text_param(params.get("clue"), "the clue") or None
         as_of = _text_param(params.get("as_of"), "the date", limit=40) or None
-        try:
-            limit = int(params.get("limit") or "5")
-        except ValueError:
-            raise ApiError(400, "limit must be a number") from None
-        if not 1 <= limit <= 50:
-            raise ApiError(400, "limit must be between 1 and 50")
+        limit = _number(params.get("limit"), "limit", default=5, low=1, high=50)
 
         def read(memory: Memory) -> dict[str, Any]:
             result = memory.search(query, clue=clue, as_of=as_of, limit=limit, detail="full")
@@ -529,6 +670,61 @@ def build_app(gui: Gui) -> Starlette:
                 "bytes": stats.bytes,
             }
             return data
+
+        return await gui.run(read)
+
+    @endpoint
+    async def listing(request: Request) -> dict[str, Any]:
+        """Explore's lists: the newest memories, or a search's, kept by the filters."""
+        params = request.query_params
+        query = _text_param(params.get("q"), "the query")
+        filters = _filters(params)
+        limit = _number(params.get("limit"), "limit", default=50, low=1, high=LIST_LIMIT)
+
+        def read(memory: Memory) -> dict[str, Any]:
+            data: dict[str, Any] = {"query": query, "filters": filters.to_json()}
+            if not query:
+                kept = [e for e in gui.listing(memory).leaves if filters.keeps(e)]
+                data.update(
+                    mode="recent", total=len(kept), items=[_summary(e) for e in kept[:limit]]
+                )
+                return data
+            # Every project's memories are searched: the filters say which to keep.
+            result = memory.search(
+                query, project=filters.project or "", limit=LIST_LIMIT, detail="compact"
+            )
+            ids = _relevant(result.results)
+            words_only = not ids
+            if words_only:
+                # The search abstained (NOT FOUND): still list what holds the words.
+                found = memory.store.candidates(query, limit=LIST_LIMIT, kinds=("leaf",))
+                ids = [c.entry.id for c in found]
+            entries = memory.store.entries(ids)
+            kept = [entries[i] for i in ids if i in entries and filters.keeps(entries[i])]
+            data.update(
+                mode="search",
+                status=result.status,
+                words_only=words_only,
+                total=len(kept),
+                items=[_summary(e) for e in kept[:limit]],
+                notices=list(result.notices),
+            )
+            return data
+
+        return await gui.run(read)
+
+    @endpoint
+    async def facets(request: Request) -> dict[str, Any]:
+        """The projects and tags Explore's filters offer, with how many memories each."""
+
+        def read(memory: Memory) -> dict[str, Any]:
+            found = gui.listing(memory)
+            return {
+                "memories": len(found.leaves),
+                "newest": found.leaves[0].timestamp if found.leaves else None,
+                "projects": [{"name": n, "count": c} for n, c in found.projects],
+                "tags": [{"name": n, "count": c} for n, c in found.tags],
+            }
 
         return await gui.run(read)
 
@@ -598,6 +794,27 @@ def build_app(gui: Gui) -> Starlette:
         return await gui.run(write)
 
     @endpoint
+    async def restore(request: Request) -> dict[str, Any]:
+        body = await _json_body(request)
+        item_id = _checked_id(body.get("id"))
+        # The correction the page showed: a mark set since by another memory stays.
+        seen_by = None if body.get("corrected_by") is None else _checked_id(body["corrected_by"])
+        if body.get("confirm") is not True:
+            raise ApiError(400, "restoring needs an explicit confirmation", "confirm")
+
+        def write(memory: Memory) -> dict[str, Any]:
+            entry = memory.store.entry(item_id)
+            if entry is None or entry.kind != "leaf":
+                raise ApiError(404, f"no memory with id {item_id!r}", "not_found")
+            if entry.outdated_by is None:
+                raise ApiError(
+                    409, f"{item_id} is not OUTDATED: there is nothing to restore", "not_outdated"
+                )
+            return memory.restore(item_id, corrected_by=seen_by).to_json()
+
+        return await gui.run(write)
+
+    @endpoint
     async def setup_preview(request: Request) -> dict[str, Any]:
         params = request.query_params
         agent = _choice(params.get("agent"), "agent", AGENTS)
@@ -611,13 +828,10 @@ def build_app(gui: Gui) -> Starlette:
             "cwd": str(project_dir) if project_dir else None,
             "store": str(store),
             "store_exists": (store / CONFIG_FILE).is_file(),
-            "install_available": _install_available(),
-            "preview": None,
         }
-        if data["install_available"]:
-            argv = install_argv(agent, scope, home, dry_run=True)
-            loop = asyncio.get_running_loop()
-            data["preview"] = await loop.run_in_executor(None, _run_install, argv, project_dir)
+        argv = install_argv(agent, scope, home, dry_run=True)
+        loop = asyncio.get_running_loop()
+        data["preview"] = await loop.run_in_executor(None, _run_install, argv, project_dir)
         return data
 
     @endpoint
@@ -648,12 +862,6 @@ def build_app(gui: Gui) -> Starlette:
         project_dir = _project_dir(body.get("project_dir"), scope)
         if body.get("confirm") is not True:
             raise ApiError(400, "running ihmt install needs an explicit confirmation", "confirm")
-        if not _install_available():
-            raise ApiError(
-                501,
-                "this ihmt has no install command; run the command shown once it is available",
-                "unavailable",
-            )
         argv = install_argv(agent, scope, home, dry_run=False)
         loop = asyncio.get_running_loop()
         outcome = await loop.run_in_executor(None, _run_install, argv, project_dir)
@@ -666,8 +874,11 @@ def build_app(gui: Gui) -> Starlette:
         Route("/api/tree", tree, methods=["GET"]),
         Route("/api/node/{item_id:path}", node, methods=["GET"]),
         Route("/api/search", search, methods=["GET"]),
+        Route("/api/list", listing, methods=["GET"]),
+        Route("/api/facets", facets, methods=["GET"]),
         Route("/api/timeline", timeline, methods=["GET"]),
         Route("/api/forget", forget, methods=["POST"]),
+        Route("/api/restore", restore, methods=["POST"]),
         Route("/api/setup/preview", setup_preview, methods=["GET"]),
         Route("/api/setup/create", setup_create, methods=["POST"]),
         Route("/api/setup/apply", setup_apply, methods=["POST"]),

@@ -12,7 +12,10 @@
   let lang = "en";
   let token = "";
   let info = null;
-  const last = { tree: null, detail: null, diag: null, timeline: null, setupPreview: null, setupApply: null };
+  const last = { tree: null, list: null, facets: null, detail: null, diag: null, timeline: null, setupPreview: null, setupApply: null };
+  // Explore shows one of three lists: the tree, the newest memories, a search's results.
+  const explore = { view: "tree", query: "" };
+  const SMALL_SCREEN = "(max-width: 900px)";
 
   // ------------------------------------------------------------------ words
   function t(key, values) {
@@ -58,12 +61,16 @@
     document.title = "IHMT · " + t("tab_" + currentScreen());
     renderStoreLine();
     if (last.tree) renderTree(last.tree);
+    if (last.facets) renderFacets(last.facets);
+    if (last.list) renderList(last.list);
+    renderViews();
     if (last.detail) renderDetail(last.detail);
     if (last.diag) renderDiag(last.diag);
     if (last.timeline) renderTimeline(last.timeline);
     if (last.setupPreview) renderPreview(last.setupPreview);
     if (last.setupApply) renderApply(last.setupApply);
     renderStats();
+    renderStoreRows();
   }
 
   function setLang(next) {
@@ -167,7 +174,7 @@
     }
     document.title = "IHMT · " + t("tab_" + name);
     banner("");
-    if (name === "explore") loadTree();
+    if (name === "explore") loadExplore();
     if (name === "timeline") loadTimeline();
     if (name === "setup") loadSetup();
     if (name === "diagnose" && info && !info.exists) showError({ code: "no_store" });
@@ -177,6 +184,7 @@
     info = await api("/api/info");
     renderStoreLine();
     renderStats();
+    renderStoreRows();
   }
 
   function renderStoreLine() {
@@ -184,24 +192,182 @@
     line.textContent = info ? t("store_line", { path: info.store }) : "";
   }
 
+  // Explore's tiles: what a user counts. How the tree is built (branches, depth,
+  // unreachable items, bytes) is on Diagnose.
   function renderStats() {
     const box = clear(document.getElementById("stats"));
     if (!info || !info.stats) return;
     const s = info.stats;
     const rows = [
       ["stat_leaves", num(s.leaves)],
-      ["stat_branches", num(s.branches)],
-      ["stat_depth", num(s.depth)],
       ["stat_outdated", num(s.outdated === undefined ? 0 : s.outdated)],
-      ["stat_unreachable", num(s.unreachable)],
-      ["stat_bytes", num(s.bytes)],
+      ["stat_topics", num(Object.keys(s.domains || {}).length)],
     ];
+    if (last.facets) {
+      rows.push(["stat_projects", num(last.facets.projects.filter((p) => p.name).length)]);
+      if (last.facets.newest) rows.push(["stat_newest", day(last.facets.newest)]);
+    }
     for (const [key, value] of rows) {
-      box.append(el("div", {}, el("dt", { text: t(key) }), el("dd", { text: value })));
+      box.append(el("div", { "data-stat": key }, el("dt", { text: t(key) }), el("dd", { text: value })));
+    }
+  }
+
+  // Diagnose's card about the store: one [label key, value] row per line.
+  function storeRows() {
+    const s = info.stats;
+    return [
+      ["diag_store_path", info.store],
+      ["diag_store_leaves", num(s.leaves)],
+      ["diag_store_branches", num(s.branches)],
+      ["diag_store_depth", num(s.depth)],
+      ["diag_store_unconsolidated", num(s.unconsolidated)],
+      ["diag_store_unreachable", num(s.unreachable)],
+      ["diag_store_bytes", num(s.bytes)],
+    ];
+  }
+
+  function renderStoreRows() {
+    const box = clear(document.getElementById("diag-store"));
+    if (!info || !info.stats) return;
+    for (const [key, value] of storeRows()) {
+      box.append(el("dt", { text: t(key) }), el("dd", { "data-row": key, text: value }));
     }
   }
 
   // ------------------------------------------------------------------ Explore
+  async function loadExplore() {
+    if (info && !info.exists) {
+      clear(document.getElementById("tree"));
+      showError({ code: "no_store" });
+      return;
+    }
+    await Promise.all([loadFacets(), explore.view === "tree" ? loadTree() : loadList()]);
+  }
+
+  async function loadFacets() {
+    try {
+      last.facets = await api("/api/facets");
+      renderFacets(last.facets);
+      renderStats();
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  // Project options: "" every memory, "g" the global ones (no project), "p:NAME" one project.
+  function renderFacets(data) {
+    const project = document.getElementById("explore-project");
+    const chosenProject = project.value;
+    clear(project).append(el("option", { value: "", text: t("all_projects") }));
+    for (const p of data.projects) {
+      const label = (p.name ? p.name : t("global_only")) + " (" + num(p.count) + ")";
+      project.append(el("option", { value: p.name ? "p:" + p.name : "g", text: label }));
+    }
+    project.value = [...project.options].some((o) => o.value === chosenProject) ? chosenProject : "";
+    const tag = document.getElementById("explore-tag");
+    const chosenTag = tag.value;
+    clear(tag).append(el("option", { value: "", text: t("all_tags") }));
+    for (const g of data.tags) tag.append(el("option", { value: "t:" + g.name, text: g.name + " (" + num(g.count) + ")" }));
+    tag.value = [...tag.options].some((o) => o.value === chosenTag) ? chosenTag : "";
+  }
+
+  function filterParams() {
+    const project = document.getElementById("explore-project").value;
+    const tag = document.getElementById("explore-tag").value;
+    return {
+      project: project.startsWith("p:") ? project.slice(2) : "",
+      global: project === "g" ? "1" : "",
+      tag: tag.startsWith("t:") ? tag.slice(2) : "",
+    };
+  }
+
+  function hasFilters() {
+    const f = filterParams();
+    return Boolean(f.project || f.global || f.tag);
+  }
+
+  function setView(view) {
+    explore.view = view;
+    renderViews();
+    if (view === "tree") {
+      if (!last.tree) loadTree();
+    } else {
+      loadList();
+    }
+  }
+
+  function renderViews() {
+    for (const button of document.querySelectorAll(".views button")) {
+      button.setAttribute("aria-pressed", String(button.dataset.view === explore.view));
+    }
+    document.getElementById("view-results").hidden = !explore.query;
+    document.getElementById("tree").hidden = explore.view !== "tree";
+    document.getElementById("list").hidden = explore.view === "tree";
+    const head = clear(document.getElementById("list-head"));
+    if (explore.view === "tree") {
+      head.append(t(hasFilters() ? "tree_unfiltered" : "tree_head"));
+    } else if (last.list) {
+      renderListHead(head, last.list);
+    }
+  }
+
+  async function runExploreSearch(event) {
+    event.preventDefault();
+    explore.query = document.getElementById("explore-q").value.trim();
+    setView(explore.query ? "results" : "recent");
+  }
+
+  function changeFilter() {
+    setView(explore.view === "tree" ? "recent" : explore.view);
+  }
+
+  async function loadList() {
+    const box = document.getElementById("list");
+    box.setAttribute("aria-busy", "true");
+    const q = explore.view === "results" ? explore.query : "";
+    try {
+      last.list = await api("/api/list?" + query({ q, limit: 100, ...filterParams() }));
+      renderList(last.list);
+      renderViews();
+    } catch (error) {
+      showError(error);
+    } finally {
+      box.removeAttribute("aria-busy");
+    }
+  }
+
+  function renderListHead(head, data) {
+    if (data.mode === "search" && data.words_only) {
+      head.append(t(data.total === 1 ? "words_one" : "words_other", { count: num(data.total), query: data.query }));
+    } else if (data.mode === "search") {
+      head.append(el("span", { class: "badge " + data.status, text: t("status_" + data.status) }), " ");
+      head.append(t(data.total === 1 ? "results_one" : "results_other", { count: num(data.total), query: data.query }));
+    } else {
+      head.append(t(data.total === 1 ? "recent_one" : "recent_other", { count: num(data.total) }));
+    }
+  }
+
+  function renderList(data) {
+    const box = clear(document.getElementById("list"));
+    box.dataset.mode = data.mode;
+    if (!data.items.length) {
+      box.append(el("p", { class: "help", text: t(data.mode === "search" ? "no_results" : "no_recent") }));
+      return;
+    }
+    const list = el("ul", { class: "items" });
+    for (const item of data.items) list.append(treeItem(item));
+    box.append(list);
+    if (data.total > data.items.length) {
+      box.append(el("p", { class: "help", text: t("list_more", { shown: num(data.items.length), total: num(data.total) }) }));
+    }
+  }
+
+  async function refreshExplore() {
+    last.tree = null;
+    await loadInfo();
+    await loadExplore();
+  }
+
   async function loadTree() {
     const box = document.getElementById("tree");
     if (info && !info.exists) {
@@ -292,6 +458,10 @@
       const data = await api("/api/node/" + encodeURIComponent(id));
       last.detail = data;
       renderDetail(data);
+      // One column: the memory opens below the list, so bring it into view.
+      if (!kidsBox && window.matchMedia(SMALL_SCREEN).matches) {
+        document.getElementById("detail").scrollIntoView({ block: "start" });
+      }
       if (kidsBox && data.children) {
         clear(kidsBox);
         for (const child of data.children) kidsBox.append(treeItem(child));
@@ -352,7 +522,32 @@
       return;
     }
     box.append(el("h4", { text: t("text") }), el("pre", { class: "text", id: "leaf-text", text: data.text }));
-    box.append(el("div", { class: "actions" }, el("button", { type: "button", class: "danger", id: "forget-button", onclick: () => forget(item.id) }, t("forget_button"))));
+    if (data.history && data.history.length) box.append(el("h4", { text: t("history") }), historyList(data.history));
+    const actions = el("div", { class: "actions" });
+    if (item.outdated) {
+      actions.append(el("button", { type: "button", id: "restore-button", onclick: () => restore(item) }, t("restore_button")));
+    }
+    actions.append(el("button", { type: "button", class: "danger", id: "forget-button", onclick: () => forget(item.id) }, t("forget_button")));
+    box.append(actions);
+  }
+
+  // The correction chain, oldest first: each memory with what happened to it.
+  function historyList(rows) {
+    const list = el("ol", { class: "history-chain", id: "history" });
+    for (const row of rows) {
+      const label = [el("span", { class: "title", text: row.title || row.id }), el("span", { class: "date", text: day(row.timestamp) })];
+      if (row.outdated) label.push(el("span", { class: "badge outdated", text: t("outdated") }));
+      const state = t(row.outdated ? "history_corrected" : "history_current", { by: row.corrected_by || "" });
+      const what = row.relation === "self" ? t("history_self") + " " + state : state;
+      const head = row.relation === "self"
+        ? el("strong", { class: "here" }, ...label)
+        : el("button", { type: "button", class: "linkish", "data-id": row.id, onclick: () => openItem(row.id, null) }, ...label);
+      list.append(
+        el("li", { class: row.outdated ? "is-outdated" : "", "data-relation": row.relation, "aria-current": row.relation === "self" ? "true" : null },
+          head, el("br"), el("span", { class: "help", text: what }), " ", el("code", { text: row.id })),
+      );
+    }
+    return list;
   }
 
   // ------------------------------------------------------------------ confirmation
@@ -391,8 +586,28 @@
       const result = await api("/api/forget", { method: "POST", body: { id, reason: answer.reason, confirm: true } });
       last.detail = null;
       clear(document.getElementById("detail")).append(el("p", { class: "notice done", role: "status", text: t("forgotten", { message: result.message }) }));
-      await loadInfo();
-      await loadTree();
+      await refreshExplore();
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  async function restore(item) {
+    const answer = await confirmDialog({
+      title: t("restore_title", { id: item.id }),
+      text: t("restore_text", { by: item.outdated_by }),
+      ok: t("restore_ok"),
+      withReason: false,
+    });
+    if (!answer.ok) {
+      banner(t("restore_cancelled"), "info");
+      return;
+    }
+    try {
+      const result = await api("/api/restore", { method: "POST", body: { id: item.id, corrected_by: item.outdated_by, confirm: true } });
+      await refreshExplore();
+      await openItem(item.id, null);
+      document.getElementById("detail").prepend(el("p", { class: "notice done", role: "status", text: result.message }));
     } catch (error) {
       showError(error);
     }
@@ -557,11 +772,12 @@
     };
   }
 
+  // The folders are suggested, never a temporary one (the server leaves those out).
   function loadSetup() {
     const home = document.getElementById("setup-home");
-    if (info && !home.value) home.value = info.home;
+    if (info && !home.value) home.value = info.suggested_home;
     const project = document.getElementById("setup-project");
-    if (info && !project.value) project.value = info.cwd;
+    if (info && !project.value) project.value = info.suggested_project;
     renderStoreState();
   }
 
@@ -600,9 +816,6 @@
     document.getElementById("setup-command").textContent = where + data.command;
     const dry = document.getElementById("setup-dry");
     const dryLabel = document.getElementById("setup-dry-label");
-    const available = data.install_available;
-    document.getElementById("setup-unavailable").hidden = available;
-    document.getElementById("setup-apply").hidden = !available;
     if (data.preview) {
       const p = data.preview;
       dry.textContent = "$ " + data.dry_run_command + "\n" + p.stdout + (p.stderr ? "\n" + p.stderr : "") + "\n" + t("setup_exit", { code: p.exit_code });
@@ -645,6 +858,8 @@
       const result = await api("/api/setup/create", { method: "POST", body: { home } });
       await loadInfo();
       last.tree = null;
+      last.list = null;
+      last.facets = null;
       last.detail = null;
       last.diag = null;
       last.timeline = null;
@@ -690,6 +905,12 @@
       button.addEventListener("click", () => setLang(button.dataset.lang));
     }
     document.getElementById("search-form").addEventListener("submit", runSearch);
+    document.getElementById("explore-form").addEventListener("submit", runExploreSearch);
+    document.getElementById("explore-project").addEventListener("change", changeFilter);
+    document.getElementById("explore-tag").addEventListener("change", changeFilter);
+    for (const button of document.querySelectorAll(".views button")) {
+      button.addEventListener("click", () => setView(button.dataset.view));
+    }
     document.getElementById("subject").addEventListener("change", loadTimeline);
     document.getElementById("setup-form").addEventListener("submit", previewSetup);
     document.getElementById("setup-apply").addEventListener("click", applySetup);
