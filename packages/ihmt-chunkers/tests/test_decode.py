@@ -64,6 +64,30 @@ def test_legacy_encodings_are_detected(text: str, codec: str) -> None:
     assert not decoded.lossy and decoded.notice
 
 
+@pytest.mark.parametrize(
+    ("text", "codec", "encoding"),
+    [
+        # Read as Shift-JIS (garbage, no replacement) before charset-normalizer decided.
+        ("Привет, мир. Встреча завтра в десять часов утра.\n", "koi8_r", "koi8-r"),
+        ("明天開會，請準備資料。\n", "big5", "big5"),
+        ("한국어 텍스트입니다. 내일 회의가 있습니다.\n", "euc_kr", "euc_kr"),
+        ("Ηλεκτρονικό ταχυδρομείο αύριο.\n", "cp1253", "cp1253"),
+        # Short Western notes: every Latin code page reads them; Windows-1252 wins the tie.
+        ("Ñandú\n", "latin-1", "cp1252"),
+        ("Café\n", "latin-1", "cp1252"),
+        ("Straße\n", "latin-1", "cp1252"),
+        ("Le café était très bon, à bientôt. Noël approche.\n", "latin-1", "cp1252"),
+    ],
+)
+def test_charset_normalizer_names_the_encoding_among_the_common_ones(
+    text: str, codec: str, encoding: str
+) -> None:
+    decoded = decode(text.encode(codec))
+    assert decoded.text == text
+    assert decoded.encoding == encoding
+    assert not decoded.lossy and encoding in decoded.notice
+
+
 def test_bytes_no_encoding_reads_cleanly_are_replaced_and_the_notice_says_so() -> None:
     decoded = decode(b"plain words \x81\x8d\x8f\x90\x9d then more plain words here\n")
     assert decoded.notice

@@ -35,8 +35,9 @@ def decode(data: bytes) -> Decoded:
        byte order. The mark is not part of the text.
     2. Otherwise a NUL byte anywhere means binary.
     3. Otherwise strict UTF-8.
-    4. Otherwise the legacy encoding ``charset-normalizer`` finds most likely (Latin-1,
-       Windows-1252, Shift-JIS…), when it decodes every byte into clean text; the
+    4. Otherwise the legacy encoding ``charset-normalizer`` measures as the most likely
+       among the common ones (Windows-1252, which reads Latin-1 too; Cyrillic, Greek,
+       Japanese, Chinese, Korean), when it decodes every byte into clean text; the
        ``notice`` says which.
     5. Otherwise UTF-8 with U+FFFD for each invalid byte and ``lossy=True`` (and a
        notice) — unless more than 30 % of the characters would be replaced, or more
@@ -94,18 +95,18 @@ def decode(data: bytes) -> Decoded:
     return Decoded(text=text, encoding="utf-8")
 
 
-_WESTERN = frozenset(
-    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõöøùúûüýþÿ"
-    "¡¿«»ºª°·€£¥©®±§¶´¨¸¬\u00a0‘’“”–—…•™"
-)
-# Among equally likely encodings, the common ones of the languages IHMT detects.
-_PREFERRED = ("cp1252", "latin_1", "iso8859_15", "cp1251", "koi8_r", "cp932", "gb18030")
+# The legacy encodings charset-normalizer chooses among, the likelier first for the
+# languages IHMT reads (English and Spanish, then the rest): of those that read the bytes
+# equally cleanly, the earliest wins. Letting it try every code page it knows makes it
+# name a Baltic, DOS or Mac one for a short Spanish note, since on a few accented letters
+# they tie.
+_CANDIDATES = ("cp1252", "cp1251", "koi8_r", "cp1253", "cp932", "gb18030", "big5", "euc_kr")
 
 
 def _detected(data: bytes) -> Decoded | None:
     """Text in a legacy encoding (Latin-1, Windows-1252, Shift-JIS…) decoded correctly,
     with a notice saying so; None when no encoding reads all of it as clean text."""
-    encoding = "cp1252" if _is_western(data) else _likeliest(data)
+    encoding = _likeliest(data)
     if encoding is None:
         return None
     try:
@@ -129,36 +130,17 @@ def _detected(data: bytes) -> Decoded | None:
     )
 
 
-def _is_western(data: bytes) -> bool:
-    """Windows-1252 (a superset of Latin-1's letters) reads every byte as a Western
-    letter or sign, and accented letters are a minority of the letters, as in English,
-    Spanish, French or German. (Short texts leave the detector's Latin code pages tied;
-    it may name a Central European or a DOS one.) Cyrillic in Windows-1251 also reads as
-    Western letters, but then nearly every letter is accented."""
-    try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError:
-        return False
-    high = [c for c in text if ord(c) >= 0x80]
-    if not high or any(c not in _WESTERN for c in high):
-        return False
-    letters = sum(1 for c in text if c.isalpha())
-    return sum(1 for c in high if c.isalpha()) <= 0.35 * letters
-
-
 def _likeliest(data: bytes) -> str | None:
+    """The candidate ``charset-normalizer`` finds least chaotic, then most coherent."""
     from charset_normalizer import from_bytes  # a few ms to import: only for such files
 
-    # UTF-16 or -32 without a byte order mark is a guess the detector makes on noise.
-    matches = [m for m in from_bytes(data) if not m.encoding.startswith(("ascii", "utf"))]
+    matches = [
+        m for m in from_bytes(data, cp_isolation=list(_CANDIDATES)) if m.encoding in _CANDIDATES
+    ]
     if not matches:
         return None
-    best_chaos = min(m.chaos for m in matches)
-    best = [m for m in matches if m.chaos == best_chaos]
-    top = max(m.coherence for m in best)
-    best = [m for m in best if m.coherence == top]
-    best.sort(key=lambda m: _PREFERRED.index(m.encoding) if m.encoding in _PREFERRED else 99)
-    return str(best[0].encoding)
+    best = min(matches, key=lambda m: (m.chaos, -m.coherence, _CANDIDATES.index(m.encoding)))
+    return str(best.encoding)
 
 
 def check_text(text: str) -> None:
