@@ -33,6 +33,7 @@ from ihmt_store.errors import (
 )
 
 if TYPE_CHECKING:
+    from ihmt_store._derived import DerivedChanges
     from ihmt_store._files import HEADER_END, HEADER_START
     from ihmt_store._index import Candidate, Entry, FieldWeights
     from ihmt_store._records import (
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 # The records and the store load on first use: packages that only need the error root or
 # the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
 _LAZY: dict[str, str] = {
+    "DerivedChanges": "ihmt_store._derived",
     **dict.fromkeys(("HEADER_END", "HEADER_START"), "ihmt_store._files"),
     **dict.fromkeys(("Candidate", "Entry", "FieldWeights"), "ihmt_store._index"),
     **dict.fromkeys(
@@ -121,6 +123,8 @@ __all__ = [
     "normalize_timestamp",
     "now_timestamp",
     "safe_domain",
+    # derived data of sibling packages (vectors)
+    "DerivedChanges",
     # the derived index
     "Entry",
     "Candidate",

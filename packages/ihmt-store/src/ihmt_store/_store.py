@@ -10,12 +10,13 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from ihmt_store._derived import DerivedChanges, DerivedTable
 from ihmt_store._files import (
     atomic_write,
     branch_bytes,
@@ -80,6 +81,7 @@ LEAF_DIR = "layer0"
 BRANCH_DIR = "layers"
 STATE_DIR = "state"
 INDEX_FILE = "index.sqlite3"
+DERIVED_FILE = "derived.sqlite3"
 JOURNAL_FILE = "journal"
 INDEX_RECHECK_S = 0.5
 CHECK_ON_OPEN_BYTES = 16 * 1024 * 1024
@@ -435,6 +437,7 @@ class Store:
         self._batch_thread = 0
         self._disk_full = False
         self._compact_due = False
+        self._derived: DerivedTable | None = None
         self.read_only = False
         """True when the store is on a read-only disk or folder: reads work, writes raise
         :class:`StoreIOError` saying so."""
@@ -533,6 +536,9 @@ class Store:
         if self._index is not None:
             self._index.close()
             self._index = None
+        if self._derived is not None:
+            self._derived.close()
+            self._derived = None
 
     def __enter__(self) -> Store:
         return self
@@ -1179,7 +1185,8 @@ class Store:
             batch.note(entry.path)
             batch.remove(entry.path)
             index.delete(item_id)
-            return entry
+        self._derived_call(lambda table: table.remove([item_id]), quiet=True)
+        return entry
 
     # ================================================================= branches
     def branch_path(self, node_id: str, layer: int) -> str:
@@ -1517,10 +1524,72 @@ class Store:
             "/" in name
             or "\\" in name
             or name.startswith(".")
-            or name in (INDEX_FILE, JOURNAL_FILE)
+            or name in (INDEX_FILE, JOURNAL_FILE, DERIVED_FILE)
         ):
             raise ValueError(f"invalid state file name {name!r}")
         return self.path / STATE_DIR / name
+
+    # ================================================================= derived data
+    # What sibling packages compute per leaf (the navigator's vectors) and want kept:
+    # opaque bytes in named spaces, in ``state/derived.sqlite3``. See ``_derived.py``.
+    def put_derived(self, space: str, items: Mapping[str, bytes]) -> None:
+        """Store ``items`` (item id → bytes) in ``space``, replacing what was there.
+
+        Takes the store's write lock (re-entrant: call it inside a save's batch to keep
+        the two in one locked step).
+        """
+        _check_space(space)
+        with self._locked():
+            self._derived_call(lambda table: table.put(space, items))
+
+    def clear_derived(self, space: str) -> None:
+        """Drop everything in ``space``; readers start over."""
+        _check_space(space)
+        with self._locked():
+            self._derived_call(lambda table: table.clear(space))
+
+    def derived_changes(self, space: str, epoch: int | None = None, seq: int = 0) -> DerivedChanges:
+        """What was written to ``space`` after ``(epoch, seq)``; everything for a new reader."""
+        _check_space(space)
+        return self._derived_call(lambda table: table.changes(space, epoch, seq))
+
+    def derived_ids(self, space: str) -> set[str]:
+        """The items that have data in ``space``."""
+        _check_space(space)
+        return self._derived_call(lambda table: table.item_ids(space))
+
+    def derived_counts(self) -> dict[str, int]:
+        """Items holding data, by space."""
+        return self._derived_call(lambda table: table.counts())
+
+    def _derived_call(self, action: Callable[[DerivedTable], _R], *, quiet: bool = False) -> _R:
+        """Run ``action`` on the derived table; a damaged file is derived state, so it is
+        replaced by an empty one (its owners refill it) and the action retried once."""
+        path = self.path / STATE_DIR / DERIVED_FILE
+        if self._derived is None:
+            self._derived = DerivedTable(path)
+        try:
+            try:
+                return action(self._derived)
+            except sqlite3.DatabaseError as exc:
+                if not _is_corrupt(exc):
+                    raise
+                self._derived.close()
+                for suffix in ("", "-wal", "-shm"):
+                    _unlink_quietly(Path(f"{path}{suffix}"))
+                self._notice(
+                    f"{DERIVED_FILE} was damaged ({exc}); it was replaced by an empty one: "
+                    "run 'ihmt index --semantic' to fill it again"
+                )
+                return action(self._derived)
+        except sqlite3.Error as exc:
+            if quiet:
+                logger.warning("derived data not updated: %s", exc)
+                return None  # type: ignore[return-value]
+            raise StoreIOError(
+                f"the derived data could not be used ({exc}); searches still work by words",
+                path=path,
+            ) from exc
 
     # ================================================================= rebuild
     def rebuild(self, progress: Progress | None = None) -> RebuildReport:
@@ -1640,6 +1709,8 @@ class Store:
         if in_memory:
             return RebuildReport(leaves=leaves, branches=branches, problems=tuple(problems))
         self._clear_journal()
+        live = [record.leaf_id for _, record, _ in parsed.values() if isinstance(record, Leaf)]
+        self._derived_call(lambda table: table.keep_only(live), quiet=True)
         try:
             atomic_write(self.path / ROOT_FILE, json_bytes(self.trunk().to_json()))
         except StoreError as exc:
@@ -1659,6 +1730,11 @@ class Store:
             atomic_write(self.path / CONFIG_FILE, json_bytes(config.to_json()))
             self.config = config
             return config
+
+
+def _check_space(space: str) -> None:
+    if not isinstance(space, str) or not space.strip() or len(space) > 200:
+        raise ValueError(f"invalid derived space name {space!r}")
 
 
 def _link_problem(path: Path, root: Path) -> Problem:
