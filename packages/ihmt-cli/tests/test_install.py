@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 BEGIN = "<!-- ihmt-memory:begin"
+READ_ONLY = ("search_memory", "recall", "project_map", "find_code")
 
 FAKE_CLAUDE = """\
 import json, pathlib, sys
@@ -235,14 +236,15 @@ def test_install_codex_without_its_cli_edits_config_toml_keeping_comments(
     assert parsed["mcp_servers"]["ihmt-memory"] == {
         "command": _mcp_script(),
         "args": [],
-        "default_tools_approval_mode": "approve",
         "env": {"IHMT_HOME": str(memory)},
+        "tools": {name: {"approval_mode": "approve"} for name in READ_ONLY},
     }
+    assert "it asks before save_memory" in done.out and "read_file and forget_memory" in done.out
     assert config.with_name("config.toml.bak-ihmt").read_text() == original
     assert (sandbox.home / ".codex" / "AGENTS.md").read_text().count(BEGIN) == 1
 
 
-def test_install_codex_with_its_cli_runs_mcp_add_then_approves_the_tools(
+def test_install_codex_with_its_cli_runs_mcp_add_then_approves_the_read_only_tools(
     sandbox: Sandbox,
 ) -> None:
     sandbox.add_cli("codex", FAKE_CODEX)
@@ -256,10 +258,10 @@ def test_install_codex_with_its_cli_runs_mcp_add_then_approves_the_tools(
     ]
     text = (sandbox.home / ".codex" / "config.toml").read_text()
     table = tomllib.loads(text)["mcp_servers"]["ihmt-memory"]
-    assert table["default_tools_approval_mode"] == "approve"
+    assert "default_tools_approval_mode" not in table
+    assert table["tools"] == {name: {"approval_mode": "approve"} for name in READ_ONLY}
+    assert "forget_memory" not in table["tools"] and "read_file" not in table["tools"]
     assert table["env"] == {"IHMT_HOME": str(memory)}
-    # above its env table, where Codex reads it
-    assert text.index("default_tools_approval_mode") < text.index("[mcp_servers.ihmt-memory.env]")
     assert sandbox.run("install", "codex", "--home", str(memory)).code == 0
     assert len(sandbox.cli_log()) == 1
 

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ihmt_cli._app import CONFIG_FILE, State, command
+from ihmt_cli._hook import EVENTS, HOOK_AGENTS
 from ihmt_cli._install import (
     AGENTS,
     BEGIN_MARKER,
@@ -18,6 +19,7 @@ from ihmt_cli._install import (
     Plan,
     agent_paths,
     install_plan,
+    read_hooks,
     read_registration,
     registered_argv,
     server_spec,
@@ -61,6 +63,8 @@ def _plan_json(plan: Plan, *, dry_run: bool) -> dict[str, Any]:
         "steps": [step.to_json() for step in plan.steps],
         "unchanged": list(plan.unchanged),
         "backups": list(plan.backups),
+        "backups_removed": list(plan.dropped),
+        "notes": list(plan.notes),
     }
 
 
@@ -84,7 +88,12 @@ def _plan_text(plan: Plan, *, verb: str, dry_run: bool) -> str:
             lines.append("Nothing to do: already done.")
     lines.extend(f"- unchanged: {what}" for what in plan.unchanged)
     if plan.backups:
-        lines.append("Backups of the edited files: " + ", ".join(plan.backups))
+        lines.append("Backups of the original files: " + ", ".join(plan.backups))
+    if plan.dropped:
+        lines.append(
+            "Removed backups (the files are back to their originals): " + ", ".join(plan.dropped)
+        )
+    lines.extend(f"Note: {note}" for note in plan.notes)
     if verb == "install" and not dry_run:
         lines.append(f"{RESTART[plan.agent]} Check it with 'ihmt doctor'.")
     elif verb == "uninstall" and not dry_run and plan.steps:
@@ -114,17 +123,28 @@ _dry_run_option = click.option(
     type=click.Path(path_type=Path, file_okay=False),
     help="The IHMT_HOME the server uses (default: $IHMT_HOME, else ~/.ihmt).",
 )
-def install_command(agent: str, scope: str, dry_run: bool, home: Path | None) -> None:
-    """Register the memory server with AGENT (claude-code, codex or opencode).
+@click.option(
+    "--no-hooks",
+    is_flag=True,
+    help="Leave out the recall hooks (and remove ones an earlier install added).",
+)
+def install_command(
+    agent: str, scope: str, dry_run: bool, home: Path | None, no_hooks: bool
+) -> None:
+    """Register the memory server and its recall hooks with AGENT (claude-code, codex or
+    opencode).
 
     Uses the agent's own CLI when it is on PATH, else edits its config file keeping
-    everything else; appends the usage instructions to its CLAUDE.md / AGENTS.md once.
-    Every edited file is backed up as <file>.bak-ihmt. Running it again changes nothing.
-    Install several agents with the same IHMT_HOME and they share one memory.
+    everything else (comments too); adds the recall hooks ('ihmt hook': Claude Code's
+    settings.json, Codex's hooks.json, an opencode plugin) so that the agent gets what
+    the memory knows without calling a tool; appends the usage instructions to its
+    CLAUDE.md / AGENTS.md once. Before its first change a file is copied once to
+    <file>.bak-ihmt. Running it again changes nothing. Install several agents with the
+    same IHMT_HOME and they share one memory.
     """
     state = State.current()
     spec = server_spec(_ihmt_home(state, home))
-    plan = install_plan(agent, scope, spec)
+    plan = install_plan(agent, scope, spec, hooks=not no_hooks)
     if not dry_run:
         plan.run()
     state.emit(_plan_json(plan, dry_run=dry_run), _plan_text(plan, verb="install", dry_run=dry_run))
@@ -135,9 +155,11 @@ def install_command(agent: str, scope: str, dry_run: bool, home: Path | None) ->
 @_scope_option
 @_dry_run_option
 def uninstall_command(agent: str, scope: str, dry_run: bool) -> None:
-    """Unregister the memory server from AGENT and remove the usage instructions.
+    """Unregister the memory server from AGENT; remove its hooks and usage instructions.
 
-    The memory itself is never touched.
+    Removes exactly what install added (a file it created is deleted), and each
+    <file>.bak-ihmt whose file is back to its original bytes. The memory itself is
+    never touched.
     """
     state = State.current()
     plan = uninstall_plan(agent, scope)
@@ -146,6 +168,50 @@ def uninstall_command(agent: str, scope: str, dry_run: bool) -> None:
     state.emit(
         _plan_json(plan, dry_run=dry_run), _plan_text(plan, verb="uninstall", dry_run=dry_run)
     )
+
+
+MAX_HOOK_INPUT = 4 * 1024 * 1024
+"""A hook reads at most this much of stdin (a prompt with a pasted log is still whole)."""
+
+
+@command("hook")
+@click.argument("event", type=click.Choice(sorted(EVENTS)), metavar="EVENT")
+@click.option(
+    "--agent",
+    type=click.Choice(HOOK_AGENTS),
+    default="claude-code",
+    show_default=True,
+    help="Who calls: claude-code and codex get hookSpecificOutput JSON, opencode plain text.",
+)
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The IHMT_HOME to recall from (default: $IHMT_HOME, else ~/.ihmt).",
+)
+def hook_command(event: str, agent: str, home: Path | None) -> None:
+    """Recall for an agent's lifecycle hook: EVENT is session-start or prompt.
+
+    Reads the agent's hook JSON on stdin (session_id, cwd, prompt, source). On a prompt it
+    prints the memory's compact answer only when it is confident, ambiguous or relays a
+    correction, and never a memory already added in this session; on session start, a
+    short digest of the project. Prints nothing otherwise, always exits 0, and logs each
+    run to IHMT_HOME/hooks/hooks.log ('ihmt doctor' shows the last one). 'ihmt install'
+    registers it.
+    """
+    import sys
+
+    from ihmt_cli._hook import run_hook
+    from ihmt_mcp import Settings
+
+    target = home.expanduser().resolve() if home is not None else Settings.from_env().home
+    try:
+        raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read(MAX_HOOK_INPUT)
+    except (OSError, ValueError):
+        raw = b""
+    output = run_hook(EVENTS[event], agent, raw, home=target)
+    if output:
+        sys.stdout.write(output)
+        sys.stdout.flush()
 
 
 @command("doctor")
@@ -160,13 +226,15 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
 
     Exits 1 when the store is damaged or a registered server does not answer.
     """
-    from ihmt_cli._doctor import probe_server, store_health
+    from ihmt_cli._doctor import codex_hook_trust, probe_server, store_health
+    from ihmt_cli._hook import last_runs
     from ihmt_mcp import Settings
 
     state = State.current()
     ihmt_home = _ihmt_home(state, home)
     store_path = Settings.for_home(ihmt_home).store_path
     health = store_health(store_path, CONFIG_FILE)
+    runs = last_runs(ihmt_home)
     agents: list[dict[str, Any]] = []
     seen: set[Path] = set()
     for agent in AGENTS:
@@ -184,6 +252,12 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
                 if scope == "user":
                     agents.append(_agent_row(agent, scope, paths.config))
                 continue
+            try:
+                hooks = _hooks_row(paths, read_hooks(paths), runs.get(agent, {}))
+            except click.ClickException as exc:
+                hooks = {"path": str(paths.hooks), "present": False, "error": exc.format_message()}
+            if hooks["present"] and agent == "codex" and not no_connect:
+                hooks["trusted"] = codex_hook_trust(paths.hooks, cwd=Path.cwd())
             argv, env = registered_argv(agent, entry)
             row = _agent_row(agent, scope, paths.config, registered=True)
             row["command"] = argv
@@ -193,6 +267,7 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
             )
             text = paths.instructions.read_text("utf-8") if paths.instructions.exists() else ""
             row["instructions"] = BEGIN_MARKER in text
+            row["hooks"] = hooks
             if not no_connect:
                 row["probe"] = probe_server(argv, env).to_json()
             agents.append(row)
@@ -208,6 +283,35 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
     state.emit(data, _doctor_text(data))
     if failed:
         click.get_current_context().exit(1)
+
+
+def _hooks_row(paths: Any, events: dict[str, bool], run: dict[str, Any]) -> dict[str, Any]:
+    last, error = run.get("last_run"), run.get("last_error")
+    return {
+        "path": str(paths.hooks),
+        "present": all(events.values()),
+        "events": events,
+        "trusted": None,
+        "last_run": last["time"] if last else None,
+        "last_outcome": (last.get("outcome") or "") if last else None,
+        "last_error": f"{error['time']}: {error['error']}" if error else None,
+    }
+
+
+def _hooks_text(hooks: dict[str, Any]) -> str:
+    if hooks.get("error"):
+        return f"hooks: PROBLEM · {hooks['error']}"
+    if not hooks["present"]:
+        return "no recall hooks (ihmt install adds them)"
+    text = "recall hooks present"
+    if hooks.get("trusted") is False:
+        text += " but NOT trusted (in codex: /hooks, then trust the ihmt hooks)"
+    elif hooks.get("trusted") is True:
+        text += " and trusted"
+    text += f" · last run {hooks['last_run'] or 'never'}"
+    if hooks.get("last_error"):
+        text += f" · last error {hooks['last_error']}"
+    return text
 
 
 def _agent_row(
@@ -249,6 +353,7 @@ def _doctor_text(data: dict[str, Any]) -> str:
         if not row["same_memory"]:
             parts.append("a different memory from the one checked above")
         parts.append("instructions present" if row["instructions"] else "no instructions")
+        parts.append(_hooks_text(row["hooks"]))
         probe = row.get("probe")
         if probe is not None:
             if probe["connects"]:

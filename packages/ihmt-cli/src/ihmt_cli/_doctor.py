@@ -1,17 +1,14 @@
 """``ihmt doctor``: is the store healthy, which agents have the server, does it answer.
 
 The connection check starts each registered server exactly as its agent would (the
-same command line and environment) and speaks the first two MCP requests to it —
-``initialize`` and ``tools/list`` — over stdio, bounded in time.
+same command line and environment) and opens a session with the MCP SDK's own stdio
+client — ``initialize`` and ``tools/list`` — bounded in time.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import queue
-import subprocess
-import threading
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +16,6 @@ from typing import Any
 
 __all__ = ["Probe", "StoreHealth", "probe_server", "store_health"]
 
-PROTOCOL_VERSION = "2025-06-18"
 PROBE_TIMEOUT = 30.0
 
 
@@ -109,9 +105,36 @@ def store_health(path: Path, config_file: str) -> StoreHealth:
     )
 
 
-def _request(id_: int, method: str, params: Mapping[str, Any]) -> bytes:
-    message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": dict(params)}
-    return (json.dumps(message) + "\n").encode("utf-8")
+async def _probe(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None) -> Probe:
+    import tempfile
+
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=argv[0], args=list(argv[1:]), env={**os.environ, **env}, cwd=cwd
+    )
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                init = await session.initialize()
+                listed = await session.list_tools()
+        except Exception as exc:  # noqa: BLE001 — any failure to talk is the verdict
+            errlog.seek(0)
+            tail = errlog.read().strip().splitlines()
+            said = str(exc) or type(exc).__name__
+            if tail:
+                said += f" (server stderr: {tail[-1][:200]})"
+            return Probe(connects=False, error=said)
+    info = init.server_info
+    return Probe(
+        connects=True,
+        tools=tuple(tool.name for tool in listed.tools),
+        server=f"{info.name} {info.version or ''}".strip(),
+    )
 
 
 def probe_server(
@@ -121,96 +144,91 @@ def probe_server(
     timeout: float = PROBE_TIMEOUT,
     cwd: Path | None = None,
 ) -> Probe:
-    """Start ``argv`` with ``env`` added to ours; ``initialize`` then ``tools/list``."""
+    """Start ``argv`` with ``env`` added to ours, through the MCP SDK's own stdio client:
+    ``initialize`` then ``tools/list``, within ``timeout`` seconds."""
+    import anyio
+
     if not argv or not argv[0]:
         return Probe(connects=False, error="the registration has no command")
+    if shutil.which(argv[0]) is None:
+        return Probe(connects=False, error=f"cannot start {argv[0]}: no such program")
+
+    async def bounded() -> Probe:
+        with anyio.move_on_after(timeout) as scope:
+            return await _probe(argv, env, cwd)
+        assert scope.cancelled_caught
+        return Probe(connects=False, error=f"no answer within {timeout:.0f} s")
+
+    return anyio.run(bounded)
+
+
+def codex_hook_trust(hooks_file: Path, *, cwd: Path, timeout: float = 20.0) -> bool | None:
+    """Whether Codex trusts the ``ihmt hook`` entries of ``hooks_file``; None: unknown.
+
+    Asks Codex itself: ``codex app-server`` answers ``hooks/list`` with each hook's
+    ``trustStatus`` (a user trusts a hook with ``/hooks`` in the Codex TUI, which keeps
+    the hash in config.toml ``[hooks.state]``). This is Codex's own JSON-RPC, not MCP.
+    """
+    import json
+    import queue
+    import subprocess
+    import threading
+
+    codex = shutil.which("codex")
+    if codex is None:
+        return None
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "ihmt-doctor", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+    ]  # fmt: skip
     try:
         process = subprocess.Popen(
-            list(argv),
+            [codex, "app-server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **env},
-            cwd=cwd,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
-    except OSError as exc:
-        return Probe(connects=False, error=f"cannot start {argv[0]}: {exc.strerror or exc}")
-    lines: queue.Queue[bytes] = queue.Queue()
-    errors: list[bytes] = []
-    assert process.stdout is not None and process.stderr is not None and process.stdin is not None
+    except OSError:
+        return None
+    lines: queue.Queue[str] = queue.Queue()
 
-    def pump_out() -> None:
+    def pump() -> None:
         assert process.stdout is not None
         for line in process.stdout:
             lines.put(line)
-        lines.put(b"")
+        lines.put("")
 
-    def pump_err() -> None:
-        assert process.stderr is not None
-        errors.extend(process.stderr)
-
-    readers = [threading.Thread(target=f, daemon=True) for f in (pump_out, pump_err)]
-    for reader in readers:
-        reader.start()
-
-    def answer(id_: int) -> dict[str, Any]:
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        assert process.stdin is not None
+        process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        process.stdin.flush()
         while True:
-            try:
-                line = lines.get(timeout=timeout)
-            except queue.Empty:
-                raise TimeoutError(f"no answer within {timeout:.0f} s") from None
+            line = lines.get(timeout=timeout)
             if not line:
-                tail = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
-                raise ConnectionError(
-                    "the server exited" + (f": {tail[-1]}" if tail else " without a word")
-                )
+                return None
             try:
                 message = json.loads(line)
-            except json.JSONDecodeError:
-                raise ConnectionError(
-                    f"the server wrote something that is not JSON-RPC on stdout: {line[:80]!r}"
-                ) from None
-            if isinstance(message, dict) and message.get("id") == id_:
-                if "error" in message:
-                    raise ConnectionError(f"the server refused: {message['error']}")
-                result = message.get("result")
-                return result if isinstance(result, dict) else {}
-
-    try:
-        process.stdin.write(
-            _request(
-                1,
-                "initialize",
-                {
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "ihmt-doctor", "version": "1"},
-                },
-            )
-        )
-        process.stdin.flush()
-        init = answer(1)
-        info = init.get("serverInfo") or {}
-        notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        process.stdin.write((json.dumps(notice) + "\n").encode("utf-8"))
-        process.stdin.write(_request(2, "tools/list", {}))
-        process.stdin.flush()
-        listed = answer(2)
-        tools = tuple(str(t.get("name")) for t in listed.get("tools", []) if isinstance(t, dict))
-        return Probe(
-            connects=True,
-            tools=tools,
-            server=f"{info.get('name', '?')} {info.get('version', '')}".strip(),
-        )
-    except (TimeoutError, ConnectionError, OSError) as exc:
-        return Probe(connects=False, error=str(exc))
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("id") == 2:
+                break
+    except (queue.Empty, OSError):
+        return None
     finally:
-        try:
-            process.stdin.close()
-        except OSError:
-            pass
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        process.kill()
+        process.wait(timeout=10)
+    found = [
+        hook
+        for group in (message.get("result") or {}).get("data") or []
+        for hook in group.get("hooks") or []
+        if Path(str(hook.get("sourcePath", ""))) == hooks_file
+        and " hook " in str(hook.get("command", ""))
+        and "ihmt" in str(hook.get("command", ""))
+    ]
+    if not found:
+        return None
+    return all(hook.get("trustStatus") in ("trusted", "managed") for hook in found)

@@ -1,0 +1,404 @@
+"""``ihmt hook EVENT``: what an agent's lifecycle hook adds to the model's context.
+
+Claude Code and Codex run ``ihmt hook session-start`` / ``ihmt hook prompt`` as command
+hooks (``SessionStart`` / ``UserPromptSubmit``): the agent's JSON arrives on stdin and the
+answer goes back as ``hookSpecificOutput.additionalContext``, the one output shape both
+agents document. opencode's plugin (``templates/opencode-plugin.js``) runs the same
+command with ``--agent opencode`` and reads plain text.
+
+The rules:
+
+- **On a prompt**, search the memory with it in the prompt's project (the git root of its
+  ``cwd``). Add the compact answer, clipped to :data:`PROMPT_TOKENS`, only when it is
+  FOUND with confidence at least :data:`MIN_CONFIDENCE`, AMBIGUOUS, or relays an OUTDATED
+  correction; otherwise add nothing at all.
+- **On session start**, a digest of the project (its latest corrections and current
+  facts), at most :data:`DIGEST_TOKENS`; nothing when the memory knows nothing of it.
+- **Never twice in a session**: the ids already added are kept per session under
+  ``IHMT_HOME/hooks/sessions``.
+- **It never breaks the agent**: any failure exits 0 with no output and is logged (one
+  JSON line, never a memory's text nor the prompt) to ``IHMT_HOME/hooks/hooks.log``,
+  which ``ihmt doctor`` reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ihmt_mcp import Memory
+    from ihmt_navigator import SearchResult
+
+__all__ = [
+    "DIGEST_TOKENS",
+    "EVENTS",
+    "HOOK_AGENTS",
+    "LOG_NAME",
+    "MIN_CONFIDENCE",
+    "PROMPT_TOKENS",
+    "HookInput",
+    "HookRun",
+    "Recall",
+    "digest_for",
+    "hook_log",
+    "last_runs",
+    "parse_input",
+    "recall_for",
+    "render_output",
+    "run_hook",
+]
+
+Event = Literal["session-start", "prompt"]
+EVENTS: dict[str, Event] = {
+    "session-start": "session-start",
+    "SessionStart": "session-start",
+    "prompt": "prompt",
+    "UserPromptSubmit": "prompt",
+}
+"""The command's event argument: ours, or the agents' own names."""
+EVENT_NAMES: dict[Event, str] = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+HOOK_AGENTS = ("claude-code", "codex", "opencode")
+
+PROMPT_TOKENS = 300
+DIGEST_TOKENS = 200
+MIN_CONFIDENCE = 0.5
+"""A FOUND answer below this adds nothing (unless it relays a correction). Chosen with
+``tools/bench/hooks.py``: the share of plain coding prompts that get context stays low
+while answerable questions keep theirs."""
+MIN_PROMPT_CHARS = 8
+MAX_PROMPT_CHARS = 1000
+"""Only the start of a long prompt (a pasted log) is searched."""
+DIGEST_FACTS = 6
+DIGEST_CORRECTIONS = 3
+SESSION_DAYS = 7
+"""A session's list of added memories is deleted after this many days without use."""
+LOG_NAME = "hooks.log"
+LOG_BYTES = 512 * 1024
+"""The log is rotated (to ``hooks.log.1``) past this size."""
+STORE_CONFIG = "ihmt.config.json"
+
+PROMPT_HEAD = (
+    "Recalled from long-term memory (IHMT) for this prompt by an automatic search; it may "
+    "be irrelevant: use it only if it applies, and call search_memory for more."
+)
+DIGEST_HEAD = (
+    "Long-term memory (IHMT) knows this about project {project}; it may be out of date: "
+    "call search_memory before relying on details."
+)
+
+
+# ---------------------------------------------------------------------- input
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookInput:
+    """What the agent sent on stdin (Claude Code's and Codex's field names)."""
+
+    session_id: str
+    cwd: str
+    prompt: str = ""
+    source: str = ""
+    """``startup``, ``resume``, ``clear``, ``compact`` (and ``fork`` for Codex)."""
+
+
+def parse_input(raw: bytes | str) -> HookInput:
+    """The hook's stdin as a :class:`HookInput`.
+
+    Raises:
+        ValueError: not a JSON object, or ``session_id`` / ``cwd`` missing.
+    """
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"stdin is not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError("stdin is not a JSON object")
+    session = data.get("session_id") or data.get("sessionID")
+    cwd = data.get("cwd") or data.get("directory")
+    if not isinstance(session, str) or not session:
+        raise ValueError("stdin has no session_id")
+    if not isinstance(cwd, str) or not cwd:
+        raise ValueError("stdin has no cwd")
+    prompt = data.get("prompt")
+    source = data.get("source")
+    return HookInput(
+        session_id=session,
+        cwd=cwd,
+        prompt=prompt if isinstance(prompt, str) else "",
+        source=source if isinstance(source, str) else "",
+    )
+
+
+# ---------------------------------------------------------------------- what to add
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recall:
+    """What a hook adds: the text (empty: nothing) and the memories it names."""
+
+    text: str = ""
+    ids: tuple[str, ...] = ()
+    reason: str = ""
+    """Why, in a word: ``found``, ``ambiguous``, ``outdated``, ``digest``, or why not."""
+
+
+def _fit(text: str, budget: int) -> str:
+    """Whole lines of ``text`` within ``budget`` estimated tokens; a long line is clipped."""
+    from ihmt_store import estimate_tokens
+
+    out: list[str] = []
+    for line in text.splitlines():
+        if estimate_tokens("\n".join([*out, line])) <= budget:
+            out.append(line)
+            continue
+        room = budget * 4 - len("\n".join(out)) - 2
+        if room > 60:
+            out.append(line[: room - 1] + "…")
+        break
+    return "\n".join(out)
+
+
+def _relays_correction(result: SearchResult) -> bool:
+    return any(n.startswith(("OUTDATED", "PROBABLY OUTDATED")) for n in result.notices)
+
+
+def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str] = ()) -> Recall:
+    """The context a prompt gets: a confident, ambiguous or correcting answer, else none."""
+    query = " ".join(prompt.split())[:MAX_PROMPT_CHARS]
+    if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
+        return Recall(reason="too short or a command")
+    result = memory.search(query, project=project)
+    if result.status == "not_found" or not result.results:
+        return Recall(reason="not found")
+    correction = _relays_correction(result)
+    if result.status == "ambiguous":
+        reason = "ambiguous"
+        ids = tuple(hit.id for hit in result.results)
+    elif result.confidence >= MIN_CONFIDENCE:
+        reason = "found"
+        ids = (result.results[0].id,)
+    elif correction:
+        reason = "outdated"
+        ids = (result.results[0].id,)
+    else:
+        return Recall(reason=f"low confidence {result.confidence:.2f}")
+    already = set(seen)
+    if already.issuperset(ids):
+        return Recall(reason="already added in this session")
+    from ihmt_store import estimate_tokens
+
+    body = _fit(result.compact, PROMPT_TOKENS - estimate_tokens(PROMPT_HEAD) - 1)
+    return Recall(text=f"{PROMPT_HEAD}\n{body}", ids=ids, reason=reason)
+
+
+def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Recall:
+    """The session-start digest of ``project``: latest corrections, then current facts."""
+    if not project:
+        return Recall(reason="no project")
+    from ihmt_facts import FactStatus
+    from ihmt_store import estimate_tokens
+
+    subject = f"project:{project.casefold()}"
+    timeline = memory.timeline
+    states = timeline.history(subject)
+    changes = sorted(timeline.contradictions(subject), key=lambda c: c.new_date, reverse=True)
+    lines: list[str] = []
+    ids: list[str] = []
+    already = set(seen)
+    for change in changes[:DIGEST_CORRECTIONS]:
+        if change.new_source in already:
+            continue
+        lines.append(
+            f"- corrected {change.new_date[:10]}: {change.attribute} is now "
+            f"'{change.new_value}' (was '{change.old_value}')"
+        )
+        ids.append(change.new_source)
+    current = [s for s in states if s.status == FactStatus.ACTIVE]
+    current.sort(key=lambda s: s.last_stated or s.valid_from, reverse=True)
+    for state in current[:DIGEST_FACTS]:
+        source = state.sources[-1] if state.sources else ""
+        if source in already or source in ids:
+            continue
+        lines.append(f"- {state.attribute}: {state.value} (since {state.valid_from[:10]})")
+        if source:
+            ids.append(source)
+    if not lines:
+        return Recall(reason="nothing known of the project")
+    head = DIGEST_HEAD.format(project=project)
+    text = _fit("\n".join([head, *lines]), DIGEST_TOKENS)
+    if estimate_tokens(text) <= estimate_tokens(head):
+        return Recall(reason="nothing fits")
+    return Recall(text=text, ids=tuple(ids), reason="digest")
+
+
+def render_output(agent: str, event: Event, text: str) -> str:
+    """What the hook prints: JSON for Claude Code and Codex, plain text for opencode."""
+    if not text:
+        return ""
+    if agent == "opencode":
+        return text + "\n"
+    payload = {
+        "hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": text}
+    }
+    return json.dumps(payload, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------- session memory
+def _session_file(home: Path, session_id: str) -> Path:
+    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:24]
+    return home / "hooks" / "sessions" / f"{digest}.json"
+
+
+def _seen(path: Path) -> list[str]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    ids = data.get("ids") if isinstance(data, dict) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def _remember(path: Path, ids: Sequence[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"ids": list(dict.fromkeys(ids))}), "utf-8")
+    os.replace(tmp, path)
+
+
+def _prune_sessions(home: Path, now: float) -> None:
+    folder = home / "hooks" / "sessions"
+    try:
+        names = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in names[:2000]:
+        try:
+            if now - entry.stat().st_mtime > SESSION_DAYS * 86400:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+# ---------------------------------------------------------------------- the log
+def hook_log(home: Path) -> Path:
+    """The file every hook run appends one JSON line to."""
+    return home / "hooks" / LOG_NAME
+
+
+def _log(home: Path, record: Mapping[str, Any]) -> None:
+    path = hook_log(home)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+        with path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(dict(record), ensure_ascii=False) + "\n")
+    except OSError:
+        pass  # nowhere to say it: the agent must still go on
+
+
+def last_runs(home: Path) -> dict[str, dict[str, Any]]:
+    """Per agent: the last run and the last error, from the end of the hook log."""
+    path = hook_log(home)
+    try:
+        with path.open("rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            size = stream.tell()
+            stream.seek(max(0, size - 64 * 1024))
+            tail = stream.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for line in tail:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("agent") not in HOOK_AGENTS:
+            continue
+        row = out.setdefault(str(record["agent"]), {"last_run": None, "last_error": None})
+        row["last_run"] = record
+        if record.get("error"):
+            row["last_error"] = record
+    return out
+
+
+# ---------------------------------------------------------------------- the run
+@dataclass(slots=True, kw_only=True)
+class HookRun:
+    """One run of the hook, for the log."""
+
+    agent: str
+    event: Event
+    started: float = field(default_factory=time.perf_counter)
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _store_exists(store_path: Path) -> bool:
+    return (store_path / STORE_CONFIG).is_file()
+
+
+def run_hook(event: Event, agent: str, raw: bytes, *, home: Path) -> str:
+    """Everything ``ihmt hook`` does; returns what to print. Never raises."""
+    run = HookRun(agent=agent, event=event)
+    output = ""
+    try:
+        output = _run(run, raw, home)
+    except Exception as exc:  # noqa: BLE001 — a hook must never break the agent
+        run.record["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        output = ""
+    run.record.update(
+        {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "agent": agent,
+            "event": event,
+            "ms": round((time.perf_counter() - run.started) * 1000, 1),
+        }
+    )
+    run.record.setdefault("error", "")
+    _log(home, {k: run.record[k] for k in ("time", "agent", "event", "ms")} | run.record)
+    return output
+
+
+def _run(run: HookRun, raw: bytes, home: Path) -> str:
+    from ihmt_mcp import Settings
+
+    given = parse_input(raw)
+    cwd = Path(given.cwd)
+    # Words only: a hook is a new process per prompt, and loading the sentence encoder
+    # would cost a second each time; the MCP server keeps it warm for search_memory.
+    settings = replace(
+        Settings.from_env({**os.environ, "IHMT_HOME": str(home)}, cwd=cwd), semantic="off"
+    )
+    if not _store_exists(settings.store_path):
+        run.record["outcome"] = "no store yet"
+        return ""
+    project = settings.default_project()
+    session = _session_file(home, given.session_id)
+    if run.event == "session-start" and given.source in ("startup", "clear", ""):
+        session.unlink(missing_ok=True)  # a new conversation: nothing is in its context yet
+        _prune_sessions(home, time.time())
+    seen = _seen(session)
+    from ihmt_mcp import Memory
+
+    memory = Memory.open(settings)
+    try:
+        if run.event == "prompt":
+            recall = recall_for(memory, given.prompt, project=project, seen=seen)
+        else:
+            recall = digest_for(memory, project=project, seen=seen)
+    finally:
+        memory.close()
+    run.record["outcome"] = recall.reason
+    run.record["added"] = len(recall.ids) if recall.text else 0
+    if not recall.text:
+        return ""
+    _remember(session, [*seen, *recall.ids])
+    from ihmt_store import estimate_tokens
+
+    run.record["tokens"] = estimate_tokens(recall.text)
+    return render_output(run.agent, run.event, recall.text)
