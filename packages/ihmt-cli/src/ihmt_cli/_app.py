@@ -356,7 +356,13 @@ def ingest_command(
     project: str | None,
     no_consolidate: bool,
 ) -> None:
-    """Store files, folders (recursively) or '-' (stdin), split into memories."""
+    """Store files, folders (recursively) or '-' (stdin), split into memories.
+
+    A Markdown note's YAML front matter (title, tags, date, project) describes it and stays
+    out of its text. A .jsonl file, an 'ihmt export' folder and an IHMT store folder (the
+    original IHMT-MEMORY's ihmt_memory/ or its IHMT_HOME) are imported memory by memory,
+    with their dates, domains, projects, tags and OUTDATED links.
+    """
     from ihmt_cli._render import ingest_text
 
     state = State.current()
