@@ -698,19 +698,20 @@ def test_set_up_apply_runs_ihmt_install_after_confirmation(page: Any, server: Se
     page.check("input[name=agent][value=opencode]")
     page.click("#setup-preview")
     page.wait_for_selector("#setup-apply:not([hidden])")
-    config = server.home / ".config" / "opencode" / "opencode.json"
+    folder = server.home / ".config" / "opencode"
+    configs = (folder / "opencode.jsonc", folder / "opencode.json")  # the one install picks
     page.click("#setup-apply")
     dialog = page.locator("dialog#confirm")
     dialog.wait_for(state="visible")
     page.click("#confirm-cancel")
     dialog.wait_for(state="hidden")
-    assert not config.exists(), "cancel must write nothing"
+    assert not any(c.exists() for c in configs), "cancel must write nothing"
     page.click("#setup-apply")
     dialog.wait_for(state="visible")
     page.click("#confirm-ok")
     page.wait_for_selector("#setup-apply-out:not([hidden])", timeout=120_000)
     assert "exit code 0" in (page.locator("#setup-exit").text_content() or "")
-    written = json.loads(config.read_text(encoding="utf-8"))
+    written = json.loads(next(c for c in configs if c.exists()).read_text(encoding="utf-8"))
     assert written["mcp"]["ihmt-memory"]["environment"]["IHMT_HOME"] == str(home)
 
 
@@ -875,6 +876,9 @@ def test_the_tree_is_usable_on_a_390px_wide_phone(browser: Any, server: Server) 
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
         assert title["width"] >= 200, f"a title gets {title['width']} px"
         assert "Madrid" in (leaf.locator(".title").text_content() or "")
+        page.locator(".tree-card").scroll_into_view_if_needed()
+        page.evaluate("document.querySelector('.tree-card').scrollIntoView()")
+        _shot(page, "explore-phone")
         leaf.click()
         text = page.locator("#leaf-text")
         text.wait_for()
@@ -883,8 +887,6 @@ def test_the_tree_is_usable_on_a_390px_wide_phone(browser: Any, server: Server) 
             " return r.top >= -1 && r.top < innerHeight; }"
         )
         assert text.text_content() == JOURNAL[0][0]
-        page.evaluate("window.scrollTo(0, 0)")
-        _shot(page, "explore-phone")
     finally:
         context.close()
     assert not errors, errors
