@@ -456,3 +456,15 @@ def test_a_rule_that_matches_nothing_is_a_no_op(timeline: Timeline) -> None:
         Pattern(name="never", regex=r"(?P<value>qqqzzzqqq)", subject="user", attribute="x")
     )
     assert timeline.extract("I live in Madrid.")[0].value == "Madrid"
+
+
+@pytest.mark.parametrize(("text", "project", "tags"), [(t, p, g) for _, t, p, g, _ in LABELLED])
+def test_labelled_sentences_give_the_same_facts_with_and_without_gates(
+    monkeypatch: pytest.MonkeyPatch, text: str, project: str, tags: tuple[str, ...]
+) -> None:
+    """A rule skips a sentence lacking every word it needs (test_gates.py): same facts."""
+    import ihmt_facts._patterns as patterns
+
+    gated = extract(text, project=project, tags=tags)
+    monkeypatch.setattr(patterns, "_may_match", lambda _rule, _folded: True)
+    assert extract(text, project=project, tags=tags) == gated

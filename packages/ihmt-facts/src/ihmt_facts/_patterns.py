@@ -16,6 +16,7 @@ import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ihmt_facts._records import (
     Extraction,
@@ -71,6 +72,80 @@ _EXTRA_PLACEHOLDERS = frozenset({"pair", "value"})
 @functools.lru_cache(maxsize=512)
 def _compile(regex: str) -> re.Pattern[str]:
     return re.compile(regex, re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------- the words a rule needs
+_FOLD_TO_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s"})
+"""The only characters that case-insensitive ``re`` matches with an ASCII letter and
+that ``str.lower`` does not turn into it (checked over every code point)."""
+_SIMPLE_CASE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789 áéíóúñü.,;:'’-_/#+@")
+
+
+def _folded(text: str) -> str:
+    """``text`` as :func:`_gate` words are compared with it."""
+    return text.translate(_FOLD_TO_ASCII).lower()
+
+
+@functools.lru_cache(maxsize=512)
+def _gate(regex: str) -> frozenset[str] | None:
+    """Words (lower-cased) one of which every match of ``regex`` holds, or None.
+
+    Read off the parsed regex: a run of literal characters that every match must pass
+    through, or one such run per branch of an alternation every match must take. A
+    sentence holding none of them cannot match, so the rule is not run on it: most
+    rules name a verb or a noun ("moved", "puerto", "prefer"), and a search that must
+    try every position of every sentence is what extraction spends its time on.
+    """
+    try:
+        from re import _constants, _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(regex, re.IGNORECASE)
+    except Exception:  # noqa: BLE001 - another Python's internals: no gate, same facts
+        return None
+    return _gate_of(parsed, _constants)
+
+
+def _gate_of(items: Any, c: Any) -> frozenset[str] | None:
+    best: frozenset[str] | None = None
+    run: list[str] = []
+
+    def consider(words: frozenset[str] | None) -> None:
+        nonlocal best
+        if not words or not all(set(w) <= _SIMPLE_CASE for w in words):
+            return
+        if best is None or min(map(len, words)) > min(map(len, best)):
+            best = words
+
+    def flush() -> None:
+        if run:
+            consider(frozenset({"".join(run).lower()}))
+            run.clear()
+
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+    for op, av in items:
+        if op is c.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        if op is c.SUBPATTERN:
+            consider(_gate_of(av[-1], c))
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            consider(_gate_of(av, c))
+        elif op in repeats:
+            low, _high, sub = av
+            if low >= 1:
+                consider(_gate_of(sub, c))
+        elif op is c.BRANCH:
+            branches = [_gate_of(b, c) for b in av[1]]
+            if all(b is not None for b in branches):
+                consider(frozenset().union(*(b for b in branches if b is not None)))
+    flush()
+    return best
+
+
+def _may_match(rule: Pattern, folded: str) -> bool:
+    gate = _gate(rule.regex)
+    return gate is None or any(word in folded for word in gate)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1120,7 +1195,10 @@ def extract(
             continue
         for _, sentence in _sentences(line):
             claimed: list[tuple[int, int]] = []
+            folded = _folded(sentence)
             for rule in sentence_rules:
+                if not _may_match(rule, folded):
+                    continue
                 for found in rule.compiled.finditer(sentence):
                     start = found.start()
                     if any(a <= start < b for a, b in claimed):
@@ -1145,7 +1223,10 @@ def _run_line_rules(
     patient: str,
     keep: Callable[[Extraction], None],
 ) -> bool:
+    folded = _folded(line)
     for rule in rules:
+        if not _may_match(rule, folded):
+            continue
         found = rule.compiled.search(line)
         if found is None:
             continue
