@@ -77,6 +77,7 @@ MAX_PROMPT_CHARS = 1000
 """Only the start of a long prompt (a pasted log) is searched."""
 DIGEST_FACTS = 6
 DIGEST_CORRECTIONS = 3
+DIGEST_RECENT = 4
 SESSION_DAYS = 7
 """A session's list of added memories is deleted after this many days without use."""
 LOG_NAME = "hooks.log"
@@ -195,44 +196,64 @@ def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str]
     return Recall(text=f"{PROMPT_HEAD}\n{body}", ids=ids, reason=reason)
 
 
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Recall:
-    """The session-start digest of ``project``: latest corrections, then current facts."""
+    """The session-start digest of ``project``: its latest corrections, its current facts
+    (stack and the like, from the fact timeline), then its most recent memories."""
     if not project:
         return Recall(reason="no project")
     from ihmt_facts import FactStatus
-    from ihmt_store import estimate_tokens
 
-    subject = f"project:{project.casefold()}"
-    timeline = memory.timeline
-    states = timeline.history(subject)
-    changes = sorted(timeline.contradictions(subject), key=lambda c: c.new_date, reverse=True)
+    already = set(seen)
+    mine = [e for e in memory.store.iter_entries("leaf") if e.project == project]
+    if not mine:
+        return Recall(reason="nothing known of the project")
     lines: list[str] = []
     ids: list[str] = []
-    already = set(seen)
-    for change in changes[:DIGEST_CORRECTIONS]:
-        if change.new_source in already:
-            continue
-        lines.append(
-            f"- corrected {change.new_date[:10]}: {change.attribute} is now "
-            f"'{change.new_value}' (was '{change.old_value}')"
-        )
-        ids.append(change.new_source)
-    current = [s for s in states if s.status == FactStatus.ACTIVE]
+
+    def add(line: str, item: str) -> None:
+        if item not in already and item not in ids:
+            lines.append(line)
+            ids.append(item)
+
+    flagged = sorted(
+        (e for e in mine if e.outdated_by),
+        key=lambda e: e.outdated_on or e.timestamp,
+        reverse=True,
+    )[:DIGEST_CORRECTIONS]
+    newer = memory.store.entries([e.outdated_by for e in flagged if e.outdated_by])
+    for old in flagged:
+        new = newer.get(old.outdated_by or "")
+        if new is not None:
+            add(
+                f'- corrected {(old.outdated_on or new.timestamp)[:10]}: "'
+                f'{_clip(new.excerpt or new.title, 90)}" (replaces "'
+                f'{_clip(old.excerpt or old.title, 60)}")',
+                new.id,
+            )
+    subject = f"project:{project.casefold()}"
+    current = [s for s in memory.timeline.history(subject) if s.status == FactStatus.ACTIVE]
     current.sort(key=lambda s: s.last_stated or s.valid_from, reverse=True)
     for state in current[:DIGEST_FACTS]:
-        source = state.sources[-1] if state.sources else ""
-        if source in already or source in ids:
-            continue
-        lines.append(f"- {state.attribute}: {state.value} (since {state.valid_from[:10]})")
-        if source:
-            ids.append(source)
+        source = state.sources[-1] if state.sources else f"{subject}::{state.attribute}"
+        add(
+            f"- {state.attribute}: {_clip(state.value, 80)} (since {state.valid_from[:10]})", source
+        )
+    recent = sorted((e for e in mine if not e.outdated_by), key=lambda e: e.timestamp)
+    for entry in reversed(recent[-DIGEST_RECENT:]):
+        add(f"- [{entry.timestamp[:10]}] {_clip(entry.excerpt or entry.title, 110)}", entry.id)
     if not lines:
-        return Recall(reason="nothing known of the project")
+        return Recall(reason="all already added in this session")
     head = DIGEST_HEAD.format(project=project)
     text = _fit("\n".join([head, *lines]), DIGEST_TOKENS)
-    if estimate_tokens(text) <= estimate_tokens(head):
+    kept = text.count("\n")
+    if kept == 0:
         return Recall(reason="nothing fits")
-    return Recall(text=text, ids=tuple(ids), reason="digest")
+    return Recall(text=text, ids=tuple(ids[:kept]), reason="digest")
 
 
 def render_output(agent: str, event: Event, text: str) -> str:
