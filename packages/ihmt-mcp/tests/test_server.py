@@ -82,7 +82,7 @@ def test_memory_tools_end_to_end(
         error, text = await call(session, "save_memory", content="I moved to Valencia now.")
         assert not error and "CONTRADICTION" in text and "'Valencia'" in text
         error, text = await call(session, "search_memory", query="where do I live?")
-        assert not error and text.startswith("FOUND") and "Valencia" in text
+        assert not error and text.startswith("FOUND") and "Valencia" in text, text
         assert "OUTDATED" in text and old_id in text
         error, text = await call(session, "search_memory", query="where do I live?", detail="full")
         assert "path: root" in text
