@@ -426,3 +426,220 @@ def test_doctor_fails_on_a_store_from_a_newer_version(sandbox: Sandbox) -> None:
 
     assert done.code == 1
     assert not done.json()["store"]["ok"] and "99" in done.json()["store"]["error"]
+
+
+# ---------------------------------------------------------------------- recall hooks
+def _commands(settings: Path, event: str) -> list[str]:
+    data = json.loads(settings.read_text())
+    return [h["command"] for group in data["hooks"][event] for h in group["hooks"]]
+
+
+def test_install_claude_code_adds_both_hooks_keeping_the_users(sandbox: Sandbox) -> None:
+    settings = sandbox.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
+    settings.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [mine]}}))
+    memory = sandbox.home / "mem"
+
+    done = sandbox.run("install", "claude-code", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["hooks"]["PreToolUse"] == [mine]
+    ihmt = str(Path(sys.executable).absolute().parent / "ihmt")
+    assert _commands(settings, "SessionStart") == [
+        f"{ihmt} hook session-start --agent claude-code --home {memory}"
+    ]
+    assert _commands(settings, "UserPromptSubmit") == [
+        f"{ihmt} hook prompt --agent claude-code --home {memory}"
+    ]
+    assert "done: add the recall hooks (SessionStart, UserPromptSubmit)" in done.out
+    # the registered command runs and answers like a hook
+    command = _commands(settings, "UserPromptSubmit")[0].split()
+    hook = subprocess.run(
+        command, input='{"session_id": "s", "cwd": "/"}', capture_output=True, text=True
+    )
+    assert hook.returncode == 0 and hook.stdout == ""
+
+
+def test_uninstall_removes_only_our_hooks(sandbox: Sandbox) -> None:
+    settings = sandbox.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"hooks": [{"type": "command", "command": "echo mine"}]}
+    original = json.dumps({"hooks": {"SessionStart": [mine]}}, indent=2) + "\n"
+    settings.write_text(original)
+    assert sandbox.run("install", "claude-code").code == 0
+    assert len(_commands(settings, "SessionStart")) == 2
+
+    done = sandbox.run("uninstall", "claude-code")
+
+    assert done.code == 0, done.err
+    assert settings.read_text() == original
+    assert not settings.with_name("settings.json.bak-ihmt").exists()
+
+
+def test_no_hooks_leaves_them_out_and_removes_earlier_ones(sandbox: Sandbox) -> None:
+    settings = sandbox.home / ".claude" / "settings.json"
+    without = sandbox.run("install", "claude-code", "--no-hooks")
+    assert without.code == 0 and not settings.exists()
+
+    assert sandbox.run("install", "claude-code").code == 0
+    assert settings.exists()
+    again = sandbox.run("install", "claude-code", "--no-hooks")
+
+    assert again.code == 0 and "remove the recall hooks" in again.out
+    assert not settings.exists()  # install created it and it held nothing else
+
+
+def test_dry_run_shows_the_hooks(sandbox: Sandbox) -> None:
+    done = sandbox.run("install", "codex", "--dry-run", "--json", "--home", str(sandbox.home / "m"))
+
+    assert done.code == 0, done.err
+    step = next(s for s in done.json()["steps"] if s["path"].endswith("hooks.json"))
+    fragment = json.loads(step["preview"].split("\n", 1)[1])
+    assert set(fragment["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    handler = fragment["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert handler["type"] == "command" and handler["timeout"] == 10
+    assert handler["command"].endswith(f"hook prompt --agent codex --home {sandbox.home / 'm'}")
+    assert sandbox.snapshot() == {}
+
+
+def test_install_codex_writes_hooks_json_and_says_how_to_trust_them(sandbox: Sandbox) -> None:
+    done = sandbox.run("install", "codex")
+
+    assert done.code == 0, done.err
+    hooks = sandbox.home / ".codex" / "hooks.json"
+    assert len(_commands(hooks, "SessionStart")) == 1
+    assert "type /hooks" in done.out and "trust" in done.out
+    notes = sandbox.run("install", "codex", "--json").json()["notes"]
+    assert any("/hooks" in note for note in notes)
+
+
+def test_install_opencode_adds_a_plugin_that_uninstall_deletes(sandbox: Sandbox) -> None:
+    memory = sandbox.home / "mem"
+    done = sandbox.run("install", "opencode", "--home", str(memory))
+
+    assert done.code == 0, done.err
+    plugin = sandbox.home / ".config" / "opencode" / "plugin" / "ihmt-memory.js"
+    text = plugin.read_text()
+    assert '"chat.message"' in text and json.dumps(str(memory)) in text
+    assert json.dumps([str(Path(sys.executable).absolute().parent / "ihmt")]) in text
+
+    assert sandbox.run("uninstall", "opencode").code == 0
+    assert not plugin.exists()
+
+
+# ---------------------------------------------------------------------- opencode JSONC
+JSONC = """\
+{
+  // my settings, written by opencode
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "tokyonight", /* the dark one */
+  "mcp": {
+    "other": { "type": "remote", "url": "http://x" }, // keep me
+  },
+}
+"""
+
+
+def test_opencode_jsonc_is_edited_in_place_keeping_comments(sandbox: Sandbox) -> None:
+    folder = sandbox.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    config = folder / "opencode.jsonc"
+    config.write_text(JSONC)
+
+    done = sandbox.run("install", "opencode")
+
+    assert done.code == 0, done.err
+    text = config.read_text()
+    for line in ("// my settings, written by opencode", "/* the dark one */", "// keep me"):
+        assert line in text
+    import json5
+
+    data = json5.loads(text)
+    assert data["theme"] == "tokyonight" and data["mcp"]["other"]["url"] == "http://x"
+    assert data["mcp"]["ihmt-memory"]["type"] == "local"
+    assert not (folder / "opencode.json").exists()  # never a second file
+
+    assert sandbox.run("uninstall", "opencode").code == 0
+    assert config.read_text() == JSONC
+    assert sorted(p.name for p in folder.iterdir()) == ["opencode.jsonc"]
+
+
+def test_opencode_without_a_config_gets_one_jsonc_that_uninstall_deletes(sandbox: Sandbox) -> None:
+    folder = sandbox.home / ".config" / "opencode"
+
+    assert sandbox.run("install", "opencode").code == 0
+    assert (folder / "opencode.jsonc").is_file() and not (folder / "opencode.json").exists()
+
+    assert sandbox.run("uninstall", "opencode").code == 0
+    assert not folder.exists() or list(folder.rglob("*.json*")) == []
+
+
+def test_opencode_jsonc_that_does_not_parse_is_refused(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.jsonc"
+    config.parent.mkdir(parents=True)
+    config.write_text('{ "mcp": { // open\n')
+
+    done = sandbox.run("install", "opencode")
+
+    assert done.code == 1 and "is not valid JSON with comments" in done.err
+    assert "Traceback" not in done.err and config.read_text() == '{ "mcp": { // open\n'
+
+
+# ---------------------------------------------------------------------- backups
+def test_one_backup_of_the_original_kept_and_dropped_when_restored(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = '# mine\nmodel = "o3"\n'
+    config.write_text(original)
+    backup = config.with_name("config.toml.bak-ihmt")
+
+    assert sandbox.run("install", "codex", "--home", str(sandbox.home / "a")).code == 0
+    assert sandbox.run("install", "codex", "--home", str(sandbox.home / "b")).code == 0
+    assert backup.read_text() == original  # the second install did not overwrite it
+
+    done = sandbox.run("uninstall", "codex", "--json")
+
+    assert done.code == 0, done.err
+    assert config.read_text() == original
+    assert str(backup) in done.json()["backups_removed"]
+    assert list(sandbox.home.rglob("*.bak-ihmt")) == []
+
+
+def test_a_backup_stays_when_the_file_changed_meanwhile(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n')
+    assert sandbox.run("install", "codex").code == 0
+    config.write_text('approval_policy = "never"\n' + config.read_text())
+
+    assert sandbox.run("uninstall", "codex").code == 0
+
+    assert config.with_name("config.toml.bak-ihmt").read_text() == 'model = "o3"\n'
+
+
+# ---------------------------------------------------------------------- project scope
+def test_project_scope_warns_that_mcp_json_holds_absolute_paths(sandbox: Sandbox) -> None:
+    done = sandbox.run("install", "claude-code", "--scope", "project")
+
+    assert done.code == 0, done.err
+    assert ".mcp.json now holds absolute paths" in done.out and "do not commit it" in done.out
+    local = sandbox.project / ".claude" / "settings.local.json"
+    assert len(_commands(local, "UserPromptSubmit")) == 1
+
+
+# ---------------------------------------------------------------------- doctor and hooks
+def test_doctor_reports_hooks_last_run_and_last_error(sandbox: Sandbox) -> None:
+    memory = sandbox.home / "mem"
+    assert sandbox.run("install", "claude-code", "--home", str(memory)).code == 0
+    before = sandbox.run("doctor", "--home", str(memory), "--no-connect", "--json").json()
+    row = next(r for r in before["agents"] if r["agent"] == "claude-code" and r["registered"])
+    assert row["hooks"]["present"] and row["hooks"]["last_run"] is None
+
+    command = _commands(sandbox.home / ".claude" / "settings.json", "UserPromptSubmit")[0]
+    subprocess.run(command.split(), input="not json", capture_output=True, text=True, check=True)
+    after = sandbox.run("doctor", "--home", str(memory), "--no-connect")
+
+    assert "recall hooks present · last run 20" in after.out
+    assert "last error" in after.out and "stdin is not JSON" in after.out

@@ -387,10 +387,32 @@ def _backup_of(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
 
 
+class _Kept(list[str]):
+    """The backups of an uninstall: it names the originals' copies and never makes one
+    (what it would copy is what install wrote, not the original)."""
+
+
+def _holds_ours(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    marks = (SERVER_NAME, BEGIN_MARKER, PLUGIN_MARKER)
+    return any(mark in text for mark in marks) or _OUR_HOOK.search(text) is not None
+
+
 def _backup(path: Path, backups: list[str]) -> None:
-    """Copy ``path`` to its backup unless a backup (of the original) is already there."""
+    """Copy ``path`` to its backup unless a backup (of the original) is already there.
+
+    A file that already holds something of ours is not an original: an earlier install
+    created it (there was nothing to keep) or backed it up then."""
     target = _backup_of(path)
-    if path.exists() and not target.exists():
+    if (
+        path.exists()
+        and not target.exists()
+        and not isinstance(backups, _Kept)
+        and not _holds_ours(path)
+    ):
         shutil.copy2(path, target)
     if target.exists() and str(target) not in backups:
         backups.append(str(target))
@@ -622,8 +644,19 @@ def _insert_pair(text: str, obj: Any, starts: Sequence[int], name: str, value: A
     if pairs:
         indent = _indent_at(text, _span(pairs[0].key, starts)[0])
         at = _span(pairs[-1].value, starts)[1]
-        piece = f",\n{indent}{json.dumps(name)}: {_value_text(value, indent)}"
-        return text[:at] + piece + text[at:]
+        pair = f"{json.dumps(name)}: {_value_text(value, indent)}"
+        line_end = text.find("\n", at)
+        close = text.rindex("}", begin, end)
+        if line_end < 0 or line_end > close:  # the object closes on that line: stay inline
+            return text[:at] + f",\n{indent}{pair}" + text[at:]
+        # A line of its own after the last one (its comma and comment stay where they are),
+        # so that removing it gives back the same bytes.
+        after = at
+        while after < line_end and text[after] in " \t":
+            after += 1
+        if text[after : after + 1] == ",":
+            return text[:line_end] + f"\n{indent}{pair}," + text[line_end:]
+        return text[:at] + "," + text[at:line_end] + f"\n{indent}{pair}" + text[line_end:]
     outer = _indent_at(text, begin)
     indent = outer + "  "
     close = text.rindex("}", begin, end)
@@ -805,13 +838,19 @@ def _hooks_steps(
             if not present:
                 unchanged.append(f"no memory plugin at {path}")
                 return []
+
+            def delete() -> None:
+                path.unlink(missing_ok=True)
+                if path.parent.is_dir() and not any(path.parent.iterdir()):
+                    path.parent.rmdir()  # the plugin folder install made for it
+
             return [
-                _file_step(
-                    path,
-                    None,
+                Step(
+                    action="write",
                     summary=f"delete the memory plugin {path}",
                     preview=f"# delete {path}",
-                    backups=[],
+                    path=path,
+                    apply=delete,
                 )
             ]
         plugin = _plugin_text(spec)
@@ -955,7 +994,9 @@ def _toml_edit(path: Path, spec: ServerSpec | None, *, approve_only: bool = Fals
             del servers[SERVER_NAME]
             if not servers:
                 del doc["mcp_servers"]
-        return tomlkit.dumps(doc)
+        text = tomlkit.dumps(doc)
+        # tomlkit keeps the blank lines that stood before the removed table
+        return text.rstrip("\n") + "\n" if text.strip() else ""
     if servers is None:
         doc.add("mcp_servers", _toml_servers(spec))
         return tomlkit.dumps(doc)
@@ -1113,7 +1154,7 @@ def uninstall_plan(agent: str, scope: str, *, paths: AgentPaths | None = None) -
     """Everything ``ihmt uninstall AGENT`` has to do: unregister, remove the hooks and the
     instructions; then drop each backup whose file is back to its original bytes."""
     paths = paths or agent_paths(agent, scope)
-    backups: list[str] = []
+    backups: list[str] = _Kept()
     unchanged: list[str] = []
     steps: list[Step] = []
     entry = read_registration(paths)
