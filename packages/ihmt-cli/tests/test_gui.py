@@ -218,6 +218,15 @@ def test_search_on_explore_lists_the_words_matches_when_it_abstains(
     assert sure["words_only"] is False and sure["items"][0]["id"] == noted[NOTES[0][0]]
 
 
+def test_search_on_explore_lists_every_memory_holding_the_words(
+    noted_client: TestClient, noted: dict[str, str]
+) -> None:
+    data = noted_client.get("/api/list", params={"q": "Harbor's staging"}).json()
+    holding = {i for text, i in noted.items() if "Harbor" in text}
+    assert len(holding) == 3 and {i["id"] for i in data["items"]} == holding
+    assert data["items"][0]["excerpt"].startswith("Harbor's staging host moved")
+
+
 def test_facets_count_projects_and_tags(noted_client: TestClient) -> None:
     data = noted_client.get("/api/facets").json()
     projects = {p["name"]: p["count"] for p in data["projects"]}
@@ -308,3 +317,16 @@ def test_the_screens_hold_no_stale_words() -> None:
         text = (folder / name).read_text(encoding="utf-8")
         for stale in ("no install command", "aún no tiene el comando", "install_available"):
             assert stale not in text, (name, stale)
+
+
+def test_both_languages_have_every_word() -> None:
+    import re
+
+    text = (files("ihmt_cli") / "gui_static" / "i18n.js").read_text(encoding="utf-8")
+    english, spanish = text.split("\n  es: {")
+    keys = [set(re.findall(r"^    (\w+): ", part, re.MULTILINE)) for part in (english, spanish)]
+    assert keys[0] == keys[1], keys[0] ^ keys[1]
+    html = (files("ihmt_cli") / "gui_static" / "index.html").read_text(encoding="utf-8")
+    used = set(re.findall(r'data-i18n="(\w+)"', html))
+    used |= set(re.findall(r'data-i18n-attr="[\w-]+:(\w+)"', html))
+    assert used <= keys[0], used - keys[0]

@@ -695,10 +695,13 @@ def build_app(gui: Gui) -> Starlette:
             )
             ids = _relevant(result.results)
             words_only = not ids
-            if words_only:
-                # The search abstained (NOT FOUND): still list what holds the words.
-                found = memory.store.candidates(query, limit=LIST_LIMIT, kinds=("leaf",))
-                ids = [c.entry.id for c in found]
+            # The search answers a question; a list also shows every other memory that
+            # holds its words (all of them when the search abstained), best first.
+            found = memory.store.candidates(
+                query, limit=LIST_LIMIT, kinds=("leaf",), project=filters.project
+            )
+            listed = set(ids)
+            ids += [c.entry.id for c in found if c.entry.id not in listed]
             entries = memory.store.entries(ids)
             kept = [entries[i] for i in ids if i in entries and filters.keeps(entries[i])]
             data.update(
