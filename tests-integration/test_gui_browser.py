@@ -425,6 +425,20 @@ def test_forget_needs_a_confirmation_and_a_catalogued_leaf_id(server: Server) ->
     assert request(server, "GET", f"/api/node/{quote('L-nope')}").status == 404
 
 
+def test_restore_needs_a_confirmation_and_an_outdated_leaf(server: Server) -> None:
+    old = server.store.id_of("The staging host runs Po")
+    refused = post_json(server, "/api/restore", {"id": old})
+    assert refused.status == 400 and refused.json()["code"] == "confirm"
+    for bad in ("../../etc/passwd", "", 12, None, "a" * 300):
+        assert post_json(server, "/api/restore", {"id": bad, "confirm": True}).status == 400
+    current = server.store.id_of("I prefer tabs over")
+    reply = post_json(server, "/api/restore", {"id": current, "confirm": True})
+    assert reply.status == 409 and reply.json()["code"] == "not_outdated"
+    assert post_json(server, "/api/restore", {"id": "L-nope-1", "confirm": True}).status == 404
+    assert request(server, "GET", f"/api/node/{old}").json()["item"]["outdated"] is True
+    assert request(server, "GET", "/api/list?limit=0").status == 400
+
+
 def test_set_up_refuses_unknown_agents_and_relative_folders(server: Server) -> None:
     bad = request(server, "GET", "/api/setup/preview?agent=vim&scope=user&home=/tmp/x")
     assert bad.status == 400
