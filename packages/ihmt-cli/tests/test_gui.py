@@ -330,3 +330,28 @@ def test_both_languages_have_every_word() -> None:
     used = set(re.findall(r'data-i18n="(\w+)"', html))
     used |= set(re.findall(r'data-i18n-attr="[\w-]+:(\w+)"', html))
     assert used <= keys[0], used - keys[0]
+
+
+def test_an_ingested_journal_lists_titles_that_say_something(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.md"
+    journal.write_text(
+        "## 2024-03-11\nMoved the staging database to a new host.\n\n"
+        "## 2024-03-12\n- Lunch with Bruno; he recommends the ferry to Sorrento.\n",
+        encoding="utf-8",
+    )
+    memory = Memory.init(tmp_path / "journal-store")
+    try:
+        memory.ingest([journal])
+    finally:
+        memory.close()
+    opened = Gui(store_path=tmp_path / "journal-store", home=tmp_path)
+    try:
+        with TestClient(build_app(opened), base_url=BASE) as client:
+            client.headers["X-IHMT-Token"] = opened.token
+            items = client.get("/api/list").json()["items"]
+    finally:
+        opened.close()
+    assert [i["title"] for i in items] == [
+        "Lunch with Bruno; he recommends the ferry to Sorrento.",
+        "Moved the staging database to a new host.",
+    ]
