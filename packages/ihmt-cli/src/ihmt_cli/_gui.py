@@ -14,9 +14,9 @@ browser page on another site from reaching it:
 - ids are checked against their shape, then against the catalog.
 
 The memory is read-only here except ``forget`` and ``restore`` (which undoes an OUTDATED
-mark); no leaf's text is ever edited. Every call into
-``Memory`` runs on one worker thread (SQLite connections stay on the thread that made
-them) and opens an existing store only: the GUI never creates one implicitly.
+mark); no leaf's text is ever edited. Every call into ``Memory`` runs on one worker
+thread (SQLite connections stay on the thread that made them) and opens an existing
+store only: the GUI never creates one implicitly.
 """
 
 from __future__ import annotations
