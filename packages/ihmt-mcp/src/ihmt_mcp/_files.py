@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pathspec
 
@@ -29,6 +30,7 @@ __all__ = [
     "SKIP_DIRS",
     "GitIgnore",
     "is_secret_file_name",
+    "open_regular",
     "read_regular",
     "special_kind",
     "walk_files",
@@ -167,6 +169,25 @@ def read_regular(path: Path) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading in binary, when it is a regular file at the moment it
+    is opened (the checks of :func:`read_regular`, for a file read a piece at a time).
+
+    Raises:
+        OSError: missing, unreadable, or not a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{special_kind(mode)}, not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class GitIgnore:

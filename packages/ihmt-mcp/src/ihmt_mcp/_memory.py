@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 import shutil
@@ -9,10 +10,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
-from ihmt_mcp._files import read_regular, special_kind, walk_files
+from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
 from ihmt_mcp._portable import (
     MARKDOWN_SUFFIXES,
     ImportBatch,
@@ -81,16 +82,71 @@ __all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
 MAX_FILE_BYTES = 2 * 1024 * 1024
+"""``ingest`` reads a file up to this size whole; a larger one a segment at a time (and
+``save -`` and ``ingest -`` take at most this much from stdin)."""
 INGEST_GROUP = 256
 """Files written per store batch during an ingest."""
-"""``ingest`` skips files larger than this."""
+INGEST_LEAVES = 2048
+"""Leaves written per store batch during an ingest, however few files hold them."""
+STREAM_SEGMENT = 1 << 20
+"""Bytes of a large file read, checked and split at a time."""
+_SECRET_OVERLAP = 16_384
+"""Characters of the previous segment scanned again with the next one for secrets."""
+_MAX_CARRY = 4 * STREAM_SEGMENT
+"""A segment's last block goes on into the next one up to this many characters; a
+longer one (a line with no end) is stored as it is, flagged oversized."""
 DETECT_DOMAINS = frozenset({"", "general", "auto"})
 """Domains that mean "file it where its content belongs"."""
 CONTENT_TYPES = {t.value: t for t in DocType}
 DOC_TYPE_NAMES = frozenset(t.value.upper() for t in DocType)
 
 Progress = Callable[[int, int, str], None]
-"""``progress(done, total, item)`` during ``ingest``."""
+"""``progress(done, total, item)``: during ``ingest`` of files, the bytes read so far of
+all the files' bytes, and the file being read."""
+
+
+def _size_of(full: Path | None, text: str | None) -> int:
+    """Bytes an ingest item reads: a file's size, or the given text's UTF-8 length."""
+    if full is None:
+        return len((text or "").encode("utf-8", errors="replace"))
+    try:
+        return full.stat().st_size
+    except OSError:
+        return 0
+
+
+def _segments(handle: BinaryIO) -> Iterator[bytes]:
+    """A file's bytes in pieces of about :data:`STREAM_SEGMENT`, each ending at a line end
+    (the byte ``0x0A`` is never part of another character in UTF-8 or in the single- and
+    double-byte encodings the decoder recognises). A line longer than
+    :data:`_MAX_CARRY` bytes is cut at a space, else between two characters."""
+    head = handle.read(4)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        yield head + handle.read()  # two bytes a character: no byte alone marks a line end
+        return
+    parts = [head]
+    held = len(head)
+    while True:
+        data = handle.read(STREAM_SEGMENT)
+        if not data:
+            if held:
+                yield b"".join(parts)
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and held + len(data) < _MAX_CARRY:
+            parts.append(data)  # no line end yet: a longer line, read on
+            held += len(data)
+            continue
+        if cut == 0:
+            cut = max(data.rfind(b" "), data.rfind(b"\t")) + 1
+        if cut == 0:
+            cut = len(data) - 1
+            while cut > 0 and data[cut] & 0xC0 == 0x80:  # not inside a UTF-8 character
+                cut -= 1
+        parts.append(data[:cut])
+        yield b"".join(parts)
+        parts = [data[cut:]]
+        held = len(data) - cut
 
 
 def _content_type(value: str | None) -> DocType | None:
@@ -375,12 +431,15 @@ class Memory:
         tags: Sequence[str],
         project: str,
         default_time: str,
+        first_position: int = 0,
+        first_line: int = 0,
+        spans: bool = False,
     ) -> list[Leaf]:
         from ihmt_chunkers import Block
 
-        several = len(blocks) > 1
+        several = spans or len(blocks) > 1
         leaves: list[Leaf] = []
-        for position, block in enumerate(blocks):
+        for position, block in enumerate(blocks, first_position):
             assert isinstance(block, Block)
             if not block.text.strip():
                 continue
@@ -403,7 +462,10 @@ class Memory:
                     source=source,
                     tags=tuple(dict.fromkeys((*tags, *block.tags))),
                     project=project,
-                    span=Span(start_line=block.start_line, end_line=block.end_line)
+                    span=Span(
+                        start_line=first_line + block.start_line,
+                        end_line=first_line + block.end_line,
+                    )
                     if several
                     else None,
                     extra=extra,
@@ -662,9 +724,11 @@ class Memory:
     ) -> IngestReport:
         """Store files, folders (recursively, as a developer sees them) and/or a text.
 
-        Folders skip VCS, virtualenv, build and ignored files; binary files, files over
-        2 MiB and files holding a secret are skipped and reported. Unchanged documents
-        rewrite the same leaves (never duplicates).
+        Folders skip VCS, virtualenv, build and ignored files; binary files and files
+        holding a secret are skipped and reported. A file over :data:`MAX_FILE_BYTES`
+        is read, checked and stored a segment at a time, in the same blocks as if it were
+        read whole; ``progress`` follows the bytes read. Unchanged documents rewrite the
+        same leaves (never duplicates).
 
         A ``.jsonl`` file, a Markdown export (``ihmt export``) and an IHMT store folder
         (the original IHMT-MEMORY's ``ihmt_memory/`` or ours) are imported memory by
@@ -718,34 +782,58 @@ class Memory:
             items.append((source_name, None))
         notices: list[str] = []
         written = 0
-        domains: set[str] = set()
         total = len(items)
         left_by_walk = len(skipped)  # special, secret or linked-out files the walk passed over
         created = 0
-        for start in range(0, total, INGEST_GROUP):
-            group = items[start : start + INGEST_GROUP]
-            stored_ids: list[str] = []
-            group_domains: set[str] = set()
-            # One store batch per group of files, consolidated in the same batch: a leaf
-            # reaches the disk once, already stamped with its branch, and the group costs
-            # one flush and one index commit. Facts are read once the group is committed.
+        # Loaded (or rebuilt from the leaves already stored) before anything is written,
+        # so the new leaves' facts are read once, as each group commits.
+        _ = self.timeline
+        sizes = [_size_of(full, text) for _, full in items]
+        total_bytes, done_bytes = sum(sizes), 0
+        group: list[Leaf] = []
+        files_in_group = 0
+
+        def commit() -> None:
+            # One store batch per group, consolidated in the same batch: a leaf reaches
+            # the disk once, already stamped with its branch, and the group costs one
+            # flush and one index commit. Facts are read once the group is committed.
+            nonlocal written, created, files_in_group
+            if not group:
+                files_in_group = 0
+                return
             with self.store.batch():
-                for done, (name, full) in enumerate(group, start + 1):
-                    leaves = self._ingest_one(
-                        name, full, text, doc_type, wanted_domain, proj, tags, skipped, notices
-                    )
-                    if leaves:
-                        stored = self.store.put_leaves(leaves)
-                        written += len(stored)
-                        group_domains.update(leaf.domain for leaf in stored)
-                        stored_ids.extend(leaf.leaf_id for leaf in stored)
-                    if progress is not None:
-                        progress(done, total, name)
-                if consolidate and group_domains:
+                stored = self.store.put_leaves(group)
+                written += len(stored)
+                group_domains = {leaf.domain for leaf in stored}
+                if consolidate:
                     created += len(self._consolidate_domains(group_domains).branches_created)
-            domains |= group_domains
+            stored_ids = [leaf.leaf_id for leaf in stored]
             with self.store.locked():
                 notices.extend(self._ingest_facts(stored_ids))
+            group.clear()
+            files_in_group = 0
+
+        for (name, full), size in zip(items, sizes, strict=True):
+            files_in_group += 1
+            args = (name, full, text, doc_type, wanted_domain, proj, tags, skipped, notices)
+            if full is not None and size > MAX_FILE_BYTES:
+                # A large file (a chat export, years of a journal) is read, checked and
+                # stored a segment at a time: memory and each batch stay bounded.
+                for leaves, read in self._stream_one(*args):
+                    group.extend(leaves)
+                    done_bytes += read
+                    if len(group) >= INGEST_LEAVES:
+                        commit()
+                    if progress is not None:
+                        progress(done_bytes, total_bytes, name)
+                continue
+            group.extend(self._ingest_one(*args))
+            done_bytes += size
+            if len(group) >= INGEST_LEAVES or files_in_group >= INGEST_GROUP:
+                commit()
+            if progress is not None:
+                progress(done_bytes, total_bytes, name)
+        commit()
         logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
         return IngestReport(
             files=total + left_by_walk,
@@ -823,6 +911,122 @@ class Memory:
         if note.title and leaves:
             leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
         return leaves
+
+    def _stream_one(
+        self,
+        name: str,
+        full: Path | None,
+        text: str | None,
+        doc_type: DocType | None,
+        wanted_domain: str | None,
+        proj: str,
+        tags: Sequence[str],
+        skipped: list[tuple[str, str]],
+        notices: list[str],
+    ) -> Iterator[tuple[list[Leaf], int]]:
+        """The leaves of a large file, a segment at a time, each with the bytes it read.
+
+        A first pass reads every segment as text and looks for secrets, so a binary file
+        or one holding a secret is skipped before anything is written, as a small one is.
+        The second detects the document on its first segment and splits each segment
+        with that type; a segment's last block may go on in the next one, so it is
+        carried over and split again with it: no block is cut at a segment's end.
+        """
+        assert full is not None
+        del text  # a file, never the given text
+        try:
+            with open_regular(full) as handle:
+                if not self._stream_checks(name, handle, skipped, notices):
+                    return
+                handle.seek(0)
+                stamp = normalize_timestamp(
+                    datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime)
+                )
+                yield from self._stream_leaves(
+                    name, handle, doc_type, wanted_domain, proj, tags, stamp, skipped
+                )
+        except OSError as exc:
+            skipped.append((name, f"unreadable ({exc.strerror or exc})"))
+
+    def _stream_checks(
+        self, name: str, handle: BinaryIO, skipped: list[tuple[str, str]], notices: list[str]
+    ) -> bool:
+        said: set[str] = set()
+        overlap = ""
+        for data in _segments(handle):
+            try:
+                decoded = decode(data)
+            except BinaryContentError:
+                skipped.append((name, "binary"))
+                return False
+            if decoded.notice and decoded.notice not in said:
+                said.add(decoded.notice)
+                notices.append(f"{name}: {decoded.notice}")
+            # The end of the previous segment too: a secret written over several lines
+            # (a private key) is found even when a segment ends inside it.
+            secrets = find_secrets(overlap + decoded.text)
+            if secrets:
+                kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
+                skipped.append((name, f"holds {kinds}"))
+                return False
+            overlap = decoded.text[-_SECRET_OVERLAP:]
+        return True
+
+    def _stream_leaves(
+        self,
+        name: str,
+        handle: BinaryIO,
+        doc_type: DocType | None,
+        wanted_domain: str | None,
+        proj: str,
+        tags: Sequence[str],
+        stamp: str,
+        skipped: list[tuple[str, str]],
+    ) -> Iterator[tuple[list[Leaf], int]]:
+        config = self.store.config
+        detection: Detection | None = None
+        carry = ""
+        position = line = 0
+        stored_any = False
+        pending = _segments(handle)
+        data = next(pending, b"")
+        while data:
+            following = next(pending, b"")
+            body = carry + decode(data).text
+            chunked = chunk(
+                body,
+                name,
+                doc_type=doc_type if detection is None else detection.doc_type,
+                domain=wanted_domain if detection is None else detection.domain,
+                target_tokens=config.target_tokens,
+                max_tokens=config.max_tokens,
+            )
+            if detection is None:
+                detection = chunked.detection
+            blocks = list(chunked.blocks)
+            carry = ""
+            if following and blocks and len(blocks[-1].text) <= _MAX_CARRY:
+                carry = blocks.pop().text
+            leaves = self._leaves(
+                blocks,
+                domain=detection.domain,
+                data_type=detection.doc_type.value.upper(),
+                source=name,
+                id_source=f"{name}:{proj}",
+                tags=(*detection.tags, *tags),
+                project=proj,
+                default_time=stamp,
+                first_position=position,
+                first_line=line,
+                spans=True,
+            )
+            position += len(blocks)
+            line += sum(block.text.count("\n") for block in blocks)
+            stored_any = stored_any or bool(leaves)
+            yield leaves, len(data)
+            data = following
+        if not stored_any:
+            skipped.append((name, "empty"))
 
     def _chunked_leaves(
         self,
