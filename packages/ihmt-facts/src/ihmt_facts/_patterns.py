@@ -143,9 +143,32 @@ def _gate_of(items: Any, c: Any) -> frozenset[str] | None:
     return best
 
 
-def _may_match(rule: Pattern, folded: str) -> bool:
-    gate = _gate(rule.regex)
-    return gate is None or any(word in folded for word in gate)
+class _Gated:
+    """Rules with their gates, and the words of all the gates."""
+
+    __slots__ = ("gates", "rules", "words")
+
+    def __init__(self, rules: tuple[Pattern, ...]) -> None:
+        self.rules = rules
+        self.gates = tuple(_gate(r.regex) for r in rules)
+        self.words = tuple(sorted({w for g in self.gates if g for w in g}))
+
+
+@functools.lru_cache(maxsize=64)
+def _gated(rules: tuple[Pattern, ...]) -> _Gated:
+    return _Gated(rules)
+
+
+def _candidates(rules: tuple[Pattern, ...], text: str) -> list[Pattern]:
+    """The rules that may match ``text``, in order: those whose gate it passes."""
+    gated = _gated(rules)
+    folded = _folded(text)
+    present = {w for w in gated.words if w in folded}
+    return [
+        rule
+        for rule, gate in zip(gated.rules, gated.gates, strict=True)
+        if gate is None or not gate.isdisjoint(present)
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1171,8 +1194,8 @@ def extract(
         patterns: the rules to run, in order (default: :data:`DEFAULT_PATTERNS`).
     """
     rules = DEFAULT_PATTERNS if patterns is None else tuple(patterns)
-    line_rules = [r for r in rules if r.per_line]
-    sentence_rules = [r for r in rules if not r.per_line]
+    line_rules = tuple(r for r in rules if r.per_line)
+    sentence_rules = tuple(r for r in rules if not r.per_line)
     project = " ".join(project.split())
     patient = _patient_from_tags(tags)
     out: list[Extraction] = []
@@ -1195,10 +1218,7 @@ def extract(
             continue
         for _, sentence in _sentences(line):
             claimed: list[tuple[int, int]] = []
-            folded = _folded(sentence)
-            for rule in sentence_rules:
-                if not _may_match(rule, folded):
-                    continue
+            for rule in _candidates(sentence_rules, sentence):
                 for found in rule.compiled.finditer(sentence):
                     start = found.start()
                     if any(a <= start < b for a, b in claimed):
@@ -1218,15 +1238,12 @@ def extract(
 
 def _run_line_rules(
     line: str,
-    rules: Sequence[Pattern],
+    rules: tuple[Pattern, ...],
     project: str,
     patient: str,
     keep: Callable[[Extraction], None],
 ) -> bool:
-    folded = _folded(line)
-    for rule in rules:
-        if not _may_match(rule, folded):
-            continue
+    for rule in _candidates(rules, line):
         found = rule.compiled.search(line)
         if found is None:
             continue
