@@ -51,6 +51,7 @@ bench: sync
 	$(RUN) python tools/bench/facts.py
 	$(RUN) python tools/bench/scale.py
 	$(RUN) python tools/bench/realistic.py
+	$(RUN) python tools/bench/ingest.py
 
 demo: sync
 	$(RUN) ihmt demo
