@@ -221,6 +221,12 @@ def codex_hook_trust(hooks_file: Path, *, cwd: Path, timeout: float = 20.0) -> b
     finally:
         process.kill()
         process.wait(timeout=10)
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
     found = [
         hook
         for group in (message.get("result") or {}).get("data") or []
