@@ -11,7 +11,8 @@ The rules:
 - **On a prompt**, search the memory with it in the prompt's project (the git root of its
   ``cwd``). Add the compact answer, clipped to :data:`PROMPT_TOKENS`, only when it is
   FOUND with confidence at least :data:`MIN_CONFIDENCE`, AMBIGUOUS, or relays an OUTDATED
-  correction; otherwise add nothing at all.
+  correction, and the memory shares more than everyday coding words with the prompt
+  (:data:`CODING_WORDS`); otherwise add nothing at all.
 - **On session start**, a digest of the project (its latest corrections and current
   facts), at most :data:`DIGEST_TOKENS`; nothing when the memory knows nothing of it.
 - **Never twice in a session**: the ids already added are kept per session under
@@ -68,13 +69,24 @@ HOOK_AGENTS = ("claude-code", "codex", "opencode")
 
 PROMPT_TOKENS = 300
 DIGEST_TOKENS = 200
-MIN_CONFIDENCE = 0.5
+MIN_CONFIDENCE = 0.2
 """A FOUND answer below this adds nothing (unless it relays a correction). Chosen with
-``tools/bench/hooks.py``: the share of plain coding prompts that get context stays low
-while answerable questions keep theirs."""
+``tools/bench/hooks.py``: what keeps plain coding prompts out is :data:`CODING_WORDS`
+(above 0.2 the share of them that gets context does not fall, and answerable questions
+lose theirs)."""
 MIN_PROMPT_CHARS = 8
 MAX_PROMPT_CHARS = 1000
 """Only the start of a long prompt (a pasted log) is searched."""
+CODING_WORDS = """
+add build bug call change check class clean code commit compile config const create debug
+delete diff doc docstring edit endpoint error except exception explain fail failing file
+fix flag format function generate handle hint implement import install lint linter list
+log logging loop make merge method module move name parallel pass print project refactor
+remove rename replace return run script show sort speed split style test tests type
+typo undo unit unused update use variable warning write
+"""
+"""Words of everyday coding requests ("run the tests", "remove the unused imports"): a
+memory that shares only these with a prompt is not what the prompt is about."""
 DIGEST_FACTS = 6
 DIGEST_CORRECTIONS = 3
 DIGEST_RECENT = 4
@@ -163,6 +175,19 @@ def _fit(text: str, budget: int) -> str:
     return "\n".join(out)
 
 
+def _generic_terms() -> frozenset[str]:
+    from ihmt_store import terms
+
+    return frozenset(terms(CODING_WORDS))
+
+
+def _is_specific(result: SearchResult) -> bool:
+    """The answer shares with the prompt at least one word beyond everyday coding words."""
+    generic = _generic_terms()
+    hits = result.results if result.status == "ambiguous" else result.results[:1]
+    return any(term not in generic for hit in hits for term in hit.matched)
+
+
 def _relays_correction(result: SearchResult) -> bool:
     return any(n.startswith(("OUTDATED", "PROBABLY OUTDATED")) for n in result.notices)
 
@@ -175,6 +200,8 @@ def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str]
     result = memory.search(query, project=project)
     if result.status == "not_found" or not result.results:
         return Recall(reason="not found")
+    if not _is_specific(result):
+        return Recall(reason="only everyday coding words in common")
     correction = _relays_correction(result)
     if result.status == "ambiguous":
         reason = "ambiguous"
