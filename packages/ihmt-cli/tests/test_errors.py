@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +199,7 @@ def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
         tmp_path,
     )
     assert code == 0, seen.decode(errors="replace")[-500:]
-    assert b"Ingesting" in seen and b"2000/2000" in seen
+    assert b"Ingesting" in seen and b"100%" in seen  # the share of the bytes read
     assert b" MB \xc2\xb7 many/n" in seen  # bytes done, then the file being read
     assert out.startswith("INGESTED 2000 of 2000")
     # consolidation and rebuild of those 2,000 memories draw their own bars
@@ -209,3 +211,28 @@ def test_two_thousand_files_show_a_progress_bar_on_a_terminal(
     code, seen, out = _in_terminal([ihmt_bin, "rebuild", "--path", str(store)], ihmt_env, tmp_path)
     assert code == 0, seen.decode(errors="replace")[-500:]
     assert b"Rebuilding" in seen and out.startswith("REBUILT · 20")
+
+
+def test_one_large_journal_streams_with_a_bar_that_moves_inside_it(
+    store: Path, ihmt_bin: str, ihmt_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Over 2 MiB, once refused: read a segment at a time, the bar follows the bytes."""
+    start = date(2023, 1, 1)
+    lines = [  # forty calls a day: a day's entries pack into a few memories
+        f"{start + timedelta(days=i // 40)} Call {i} with the Orvane team about "
+        f"ticket ORV-{i:05d}; next step agreed, notes in the shared folder.\n"
+        for i in range(30_000)
+    ]
+    journal = tmp_path / "journal.md"
+    journal.write_text("# Journal\n\n" + "".join(lines), encoding="utf-8")
+    assert journal.stat().st_size > 2 * 1024 * 1024
+    code, seen, out = _in_terminal(
+        [ihmt_bin, "ingest", str(journal), "--no-consolidate", "--path", str(store)],
+        {**ihmt_env, "IHMT_SEMANTIC": "off"},  # the words; vectors are another cost
+        tmp_path,
+    )
+    assert code == 0, seen.decode(errors="replace")[-500:]
+    shown = {int(p) for p in re.findall(rb"(\d+)%", seen)}
+    assert 100 in shown and any(0 < p < 100 for p in shown)  # it moved within the one file
+    assert b" MB \xc2\xb7 journal.md" in seen
+    assert out.startswith("INGESTED 1 of 1")

@@ -377,8 +377,8 @@ def ingest_command(
         if not path.exists():
             raise click.ClickException(f"no such file or folder: {path}; check the path")
     byte_count = len(text.encode("utf-8")) if text is not None else 0
-    sizes = _sizes_by_name(sources)
-    with open_memory(state) as memory, _progress(state, "Ingesting", sizes) as progress:
+    # Memory.ingest reports the bytes read so far, also inside one large file.
+    with open_memory(state) as memory, _progress(state, "Ingesting", percent=True) as progress:
         report = memory.ingest(
             sources,
             text=text,
@@ -400,24 +400,6 @@ def ingest_command(
     state.emit({**report.to_json(), "bytes": byte_count}, ingest_text(report, byte_count))
 
 
-def _sizes_by_name(sources: list[Path]) -> dict[str, int]:
-    """Sizes of the files under ``sources``, named as ``Memory.ingest`` reports them."""
-    sizes: dict[str, int] = {}
-    for path in sources:
-        if path.is_file():
-            sizes[path.name] = path.stat().st_size
-        elif path.is_dir():
-            for root, _dirs, files in os.walk(path):
-                for name in files:
-                    full = Path(root) / name
-                    try:
-                        rel = full.relative_to(path).as_posix()
-                        sizes[f"{path.name}/{rel}"] = full.stat().st_size
-                    except (OSError, ValueError):
-                        continue
-    return sizes
-
-
 def _bytes_of(sources: list[Path], skipped: set[str]) -> int:
     total = 0
     for path in sources:
@@ -435,35 +417,32 @@ def _bytes_of(sources: list[Path], skipped: set[str]) -> int:
 
 @contextmanager
 def _progress(
-    state: State, label: str, sizes: dict[str, int] | None = None
+    state: State, label: str, *, percent: bool = False
 ) -> Iterator[Callable[[int, int, str], None] | None]:
     """A progress callback drawing a bar on stderr, when stderr is a terminal.
 
-    With ``sizes`` (bytes per item name) the bar also shows the bytes done so far.
+    With ``percent`` the work is measured in bytes (an ingest): the bar shows the share
+    done and the megabytes read so far instead of the counts.
     """
     if state.is_quiet or state.is_json or not sys.stderr.isatty():
         yield None
         return
     bars: list[Any] = []
-    done_bytes = [0]
 
     def update(done: int, total: int, name: str) -> None:
         if not bars:
             bar = click.progressbar(
-                length=total,
+                length=max(total, 1),
                 label=label,
                 file=sys.stderr,
-                show_pos=True,
+                show_pos=not percent,
+                show_percent=percent,
                 item_show_func=lambda item: item,
             )
             bar.__enter__()
             bars.append(bar)
         bar = bars[0]
-        if sizes is not None:
-            done_bytes[0] += sizes.get(name, 0)
-            bar.current_item = f"{done_bytes[0] / 1e6:.1f} MB · {name[-32:]}"
-        else:
-            bar.current_item = name[-40:]
+        bar.current_item = f"{done / 1e6:.1f} MB · {name[-32:]}" if percent else name[-40:]
         bar.update(max(0, done - bar.pos))
 
     try:
