@@ -140,11 +140,11 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 class Run:
     """Saves a dataset's memories into a fresh memory and asks its questions."""
 
-    def __init__(self, data: dict[str, Any], folder: Path) -> None:
+    def __init__(self, data: dict[str, Any], folder: Path, semantic: str = "auto") -> None:
         from ihmt_mcp import Memory
 
         self.data = data
-        self.memory = Memory.init(folder / "store")
+        self.memory = Memory.init(folder / "store", semantic=semantic)
         self.leaf_of: dict[str, str] = {}
         self.replace_outcomes: dict[str, int] = {}
         self.refused: list[str] = []
@@ -314,6 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="a seeded sample of N questions")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--show-failures", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--semantic",
+        choices=("auto", "off"),
+        default="auto",
+        help="off: words only, as without the [semantic] extra",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "realistic.json")
     args = parser.parse_args(argv)
     if not args.data.is_file():
@@ -327,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         queries = [q for q in queries if q["id"] in keep]
     with tempfile.TemporaryDirectory(prefix="ihmt-realistic-") as tmp:
-        run = Run(data, Path(tmp))
+        run = Run(data, Path(tmp), semantic=args.semantic)
         try:
             save_s = run.save_all()
             started = time.perf_counter()

@@ -400,3 +400,12 @@ def test_a_memory_holding_the_identifier_the_question_names_answers_it(
     result = Navigator(store).search("Summarise the call made with the vendor in ADR-40512.")
     assert result.status == "found"
     assert result.best is not None and result.best.id == decision
+
+
+def test_a_date_is_not_the_phone_number_asked_for(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    _put(store, "Maren Holt is my cousin in Bergen; she teaches chemistry.")
+    _put(store, "Maren and Olav land in Oslo on 2027-01-10 and stay until 14/02/2027.")
+    result = Navigator(store).search("What's Maren's phone number?")
+    assert result.status == "not_found"
+    assert "phone number" in result.compact

@@ -28,6 +28,7 @@ from ihmt_mcp.errors import (
     MemoryServiceError,
     PathRefusedError,
     SecretRefusedError,
+    SemanticUnavailableError,
 )
 
 if TYPE_CHECKING:
@@ -129,4 +130,5 @@ __all__ = [
     "SecretRefusedError",
     "PathRefusedError",
     "FileRefusedError",
+    "SemanticUnavailableError",
 ]

@@ -46,6 +46,7 @@ from ihmt_mcp.errors import (
     EmptyContentError,
     FileRefusedError,
     SecretRefusedError,
+    SemanticUnavailableError,
 )
 from ihmt_navigator import (
     ConsolidationReport,
@@ -54,8 +55,11 @@ from ihmt_navigator import (
     Hit,
     Navigator,
     SearchResult,
+    SemanticMode,
     StoreFrequencies,
     Summarizer,
+    VectorIndex,
+    load_embedder,
     summarizer_for,
 )
 from ihmt_store import (
@@ -213,11 +217,19 @@ class Memory:
     """
 
     def __init__(
-        self, store: Store, *, project: str = "", settings: Settings | None = None
+        self,
+        store: Store,
+        *,
+        project: str = "",
+        settings: Settings | None = None,
+        semantic: str | None = None,
     ) -> None:
         self.store = store
         self.project = project
         self.settings = settings
+        self._semantic = semantic or (settings.semantic if settings is not None else "auto")
+        self._vectors: VectorIndex | bool | None = False  # False: not looked at yet
+        self._mode: SemanticMode | None = None
         self._timeline: Timeline | None = None
         self._navigator: Navigator | None = None
         self._summarizer: Summarizer | None = None
@@ -236,7 +248,9 @@ class Memory:
         settings = settings or Settings.from_env()
         store = Store.open(settings.store_path, create=True)
         logger.info("opened memory at %s", settings.store_path)
-        return cls(store, project=settings.default_project(), settings=settings)
+        return cls(
+            store, project=settings.default_project(), settings=settings, semantic=settings.semantic
+        )
 
     @classmethod
     def init(
@@ -249,6 +263,7 @@ class Memory:
         model: str | None = None,
         force: bool = False,
         project: str = "",
+        semantic: str = "auto",
     ) -> Memory:
         """Create a memory at ``path`` (or open the one there and apply the options).
 
@@ -284,7 +299,7 @@ class Memory:
                 raise ValueError(str(exc)) from None
         if existed and changes:
             store.update_config(**changes)
-        memory = cls(store, project=project)
+        memory = cls(store, project=project, semantic=semantic)
         if force:
             memory.rebuild()
         return memory
@@ -316,10 +331,64 @@ class Memory:
 
     @property
     def navigator(self) -> Navigator:
-        """The search over this store."""
+        """The search over this store (fused with meaning when the semantic layer is on)."""
         if self._navigator is None:
-            self._navigator = Navigator(self.store)
+            self._navigator = Navigator(self.store, vectors=self.vectors)
         return self._navigator
+
+    @property
+    def vectors(self) -> VectorIndex | None:
+        """The semantic layer's vectors, or None when search is by words only (see
+        :attr:`semantic_mode` for why). The model loads once per process."""
+        if self._vectors is False:
+            embedder, self._mode = load_embedder(self._semantic)
+            self._vectors = VectorIndex(self.store, embedder) if embedder is not None else None
+        assert not isinstance(self._vectors, bool)
+        return self._vectors
+
+    @property
+    def semantic_mode(self) -> SemanticMode:
+        """Whether search uses meaning as well as words, with which model, and why."""
+        if self._mode is None:
+            _ = self.vectors
+        assert self._mode is not None
+        return self._mode
+
+    def _write_vectors(self, leaves: Sequence[Leaf]) -> None:
+        """Embed newly stored leaves. Vectors are derived state: a failure leaves the save
+        standing, and ``ihmt index --semantic`` fills the gap."""
+        vectors = self.vectors
+        if vectors is None or not leaves:
+            return
+        try:
+            vectors.write({leaf.leaf_id: leaf.text for leaf in leaves})
+        except Exception as exc:  # noqa: BLE001 (vectors are derived; the memory is safe)
+            logger.warning("vectors not written for %d memory(ies): %s", len(leaves), exc)
+
+    def index_semantic(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory that has no vector yet (after the extra is installed, or a
+        crash between a save and its vector); how many were embedded.
+
+        Raises:
+            SemanticUnavailableError: the semantic layer is off or not installed.
+        """
+        vectors = self.vectors
+        if vectors is None:
+            raise SemanticUnavailableError(self.semantic_mode.reason)
+        store = self.store
+        ids = [entry.id for entry in store.iter_entries("leaf")]
+
+        def texts(chunk: Sequence[str]) -> dict[str, str]:
+            return {leaf.leaf_id: leaf.text for leaf in store.read_leaves(chunk)}
+
+        return vectors.backfill(texts, ids, progress)
+
+    def vectors_missing(self) -> int | None:
+        """Memories without a vector, or None when the semantic layer is off."""
+        vectors = self.vectors
+        if vectors is None:
+            return None
+        return len(vectors.missing(entry.id for entry in self.store.iter_entries("leaf")))
 
     @property
     def summarizer(self) -> Summarizer:
@@ -399,6 +468,7 @@ class Memory:
         target = self._find_replaced(replaces, proj) if replaces.strip() else None
         with self.store.batch():
             stored = self.store.put_leaves(leaves)
+            self._write_vectors(stored)
         ids = tuple(leaf.leaf_id for leaf in stored)
         logger.info("saved %d leaf(s) in %s", len(ids), detection.domain)
         notices = self._ingest_facts(ids)
@@ -808,6 +878,7 @@ class Memory:
                 if consolidate:
                     created += len(self._consolidate_domains(group_domains).branches_created)
             stored_ids = [leaf.leaf_id for leaf in stored]
+            self._write_vectors(self.store.read_leaves(stored_ids))
             with self.store.locked():
                 notices.extend(self._ingest_facts(stored_ids))
             group.clear()
@@ -1124,6 +1195,7 @@ class Memory:
             group = leaves[start : start + INGEST_GROUP]
             with self.store.batch():
                 stored = self.store.put_leaves(group)
+                self._write_vectors(stored)
                 written += len(stored)
                 if consolidate:
                     domains = {leaf.domain for leaf in stored}
@@ -1393,6 +1465,12 @@ class Memory:
         """
         report = self.store.rebuild(progress)
         facts = self.timeline.rebuild()
+        vectors = self.vectors
+        if vectors is not None:  # a hand-edited leaf's old vector must not survive
+            self.store.clear_derived(vectors.space)
+            self.index_semantic(
+                None if progress is None else lambda done, total: progress(done, total, "vectors")
+            )
         return report, facts
 
     def consolidate(

@@ -45,12 +45,16 @@ class Settings:
     """``$IHMT_PROJECT``: forces the project name of saves and searches (empty = global)."""
     log_level: str = "WARNING"
     """``$IHMT_LOG_LEVEL`` for the server's stderr log."""
+    semantic: str = "auto"
+    """``$IHMT_SEMANTIC``: ``auto`` (meaning as well as words when the extra is installed),
+    ``on`` (the same) or ``off`` (words only)."""
 
     @classmethod
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None
     ) -> Settings:
-        """Read ``IHMT_HOME``, ``IHMT_PROJECTS_DIR``, ``IHMT_PROJECT``, ``IHMT_LOG_LEVEL``."""
+        """Read ``IHMT_HOME``, ``IHMT_PROJECTS_DIR``, ``IHMT_PROJECT``, ``IHMT_LOG_LEVEL``,
+        ``IHMT_SEMANTIC``."""
         env = os.environ if environ is None else environ
         home = Path(env.get("IHMT_HOME") or "~/.ihmt").expanduser()
         projects = env.get("IHMT_PROJECTS_DIR")
@@ -64,12 +68,17 @@ class Settings:
             cwd=cwd or Path.cwd(),
             project=env.get("IHMT_PROJECT"),
             log_level=level,
+            semantic=(env.get("IHMT_SEMANTIC") or "auto").strip().lower(),
         )
 
     @classmethod
     def for_home(cls, home: Path, *, cwd: Path | None = None) -> Settings:
-        """Settings for an explicit home folder (tests, embedding), ignoring the environment."""
-        return cls.from_env({"IHMT_HOME": str(home)}, cwd=cwd)
+        """Settings for an explicit home folder (tests, embedding): the environment counts
+        only for ``IHMT_SEMANTIC``."""
+        return cls.from_env(
+            {"IHMT_HOME": str(home), "IHMT_SEMANTIC": os.environ.get("IHMT_SEMANTIC", "auto")},
+            cwd=cwd,
+        )
 
     def default_project(self) -> str:
         """The project of this session: ``IHMT_PROJECT``, else the cwd's git root name, else ''."""

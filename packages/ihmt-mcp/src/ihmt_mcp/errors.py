@@ -8,7 +8,8 @@
         ├── ContentTooLargeError   (ValueError)     a save above the size limit
         ├── SecretRefusedError     (ValueError)     the text holds an API key, token, password…
         ├── PathRefusedError       (PermissionError) a path outside the allowed roots
-        └── FileRefusedError       (ValueError)     missing, binary, or too large a file
+        ├── FileRefusedError       (ValueError)     missing, binary, or too large a file
+        └── SemanticUnavailableError (RuntimeError) the semantic layer is off or not installed
 
 Each carries its data as attributes. Messages are one plain sentence a model can act on,
 and never contain the text of a memory (nor, for a refused secret, the secret).
@@ -27,6 +28,7 @@ __all__ = [
     "MemoryServiceError",
     "PathRefusedError",
     "SecretRefusedError",
+    "SemanticUnavailableError",
 ]
 
 
@@ -88,3 +90,11 @@ class FileRefusedError(MemoryServiceError, ValueError):
         self.path = path
         self.reason = reason
         super().__init__(f"cannot read {path}: {reason}")
+
+
+class SemanticUnavailableError(MemoryServiceError, RuntimeError):
+    """The semantic layer cannot run; ``reason`` says why (not installed, turned off…)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"search is by words only here: {reason}")

@@ -15,6 +15,9 @@ Entry points:
 - :class:`Navigator` — ``Navigator(store).search(query, clue=…, as_of=…)`` and
   ``ask(query, clue_provider)`` (the clue loop).
 - :class:`Consolidator` — ``Consolidator(store, summarizer).consolidate(force=…)``.
+- :class:`VectorIndex` and :func:`load_embedder` — the optional semantic layer
+  (``[semantic]`` extra): ``Navigator(store, vectors=VectorIndex(store, embedder))``
+  fuses BM25 with a multilingual sentence encoder.
 - :func:`summarizer_for` — the backend a store's config names (``heuristic`` or
   ``anthropic``, the latter from the ``[anthropic]`` extra).
 """
@@ -23,6 +26,13 @@ from ihmt_navigator._consolidate import ConsolidationReport, Consolidator, branc
 from ihmt_navigator._records import CorrectionMatch, Hit, Passage, SearchResult
 from ihmt_navigator._render import best_passage
 from ihmt_navigator._search import ClueProvider, Navigator, SearchOptions, is_test_path
+from ihmt_navigator._semantic import (
+    Embedder,
+    SemanticMode,
+    Similarities,
+    VectorIndex,
+    load_embedder,
+)
 from ihmt_navigator._summarize import (
     AnthropicSummarizer,
     ChildText,
@@ -53,6 +63,12 @@ __all__ = [
     "ClueProvider",
     "best_passage",
     "is_test_path",
+    # the optional semantic layer
+    "Embedder",
+    "SemanticMode",
+    "Similarities",
+    "VectorIndex",
+    "load_embedder",
     # consolidation
     "Consolidator",
     "ConsolidationReport",

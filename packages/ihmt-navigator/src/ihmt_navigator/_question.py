@@ -49,7 +49,11 @@ ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
     (
         "a phone number",
         re.compile(r"\b(phone|tel[eé]fono|celular|mobile number)\b", re.IGNORECASE),
-        re.compile(r"\+?\d[\d ()./-]{5,}\d"),
+        # Digits with separators, but not a date (2027-01-10, 10/01/2027) nor a version.
+        re.compile(
+            r"(?<![\w./-])(?!\d{4}-\d\d?-\d\d?(?!\d)|\d\d?[/.]\d\d?[/.]\d{2,4}(?!\d))"
+            r"\+?\d[\d ()./-]{5,}\d"
+        ),
     ),
     (
         "a user name",
@@ -260,6 +264,33 @@ def _version_of(thing: str) -> re.Pattern[str]:
     """A memory that gives ``thing``'s version names it, with a number."""
     word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
     return re.compile(word + r".*\d|\d.*" + word, re.IGNORECASE | re.DOTALL)
+
+
+_EN_FUNCTION_WORDS = """
+the of and to is are was were what which who whom where when how does do did my our we you it
+this that from with for on at by an be been has have in as or not its they he she his her will can
+"""
+_ES_FUNCTION_WORDS = """
+de la el los las que qué del por para con una un es son se cómo como cuál cuáles dónde quién
+quiénes mi mis nos nuestro nuestra tiene está están al lo le y su sus cuándo cuánto cuánta
+"""
+_FUNCTION_WORDS = {
+    "en": frozenset(_EN_FUNCTION_WORDS.split()),
+    "es": frozenset(_ES_FUNCTION_WORDS.split()),
+}
+_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def language_of(text: str) -> str:
+    """``en`` or ``es`` when the text's function words say so clearly, else ''.
+
+    Only to know when a question and a memory are in different languages: then that
+    they share no words says nothing about whether the memory answers.
+    """
+    words = [w.casefold() for w in _LETTERS.findall(text[:2000])]
+    hits = {lang: sum(w in marks for w in words) for lang, marks in _FUNCTION_WORDS.items()}
+    (first, most), (_, second) = sorted(hits.items(), key=lambda kv: -kv[1])
+    return first if most >= 2 and most >= 2 * second else ""
 
 
 def is_broad(query: str) -> bool:

@@ -14,6 +14,7 @@ the same reason. Clearing a space bumps its *epoch*: readers then start over.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,11 +59,16 @@ class DerivedTable:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self.lock = threading.RLock()
+        """Held around each call: the connection is shared by the process's threads."""
 
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            # Used from the server's worker threads, one call at a time (the caller's lock).
+            conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")

@@ -1568,20 +1568,23 @@ class Store:
         path = self.path / STATE_DIR / DERIVED_FILE
         if self._derived is None:
             self._derived = DerivedTable(path)
+        table = self._derived
         try:
             try:
-                return action(self._derived)
+                with table.lock:
+                    return action(table)
             except sqlite3.DatabaseError as exc:
                 if not _is_corrupt(exc):
                     raise
-                self._derived.close()
-                for suffix in ("", "-wal", "-shm"):
-                    _unlink_quietly(Path(f"{path}{suffix}"))
-                self._notice(
-                    f"{DERIVED_FILE} was damaged ({exc}); it was replaced by an empty one: "
-                    "run 'ihmt index --semantic' to fill it again"
-                )
-                return action(self._derived)
+                with table.lock:
+                    table.close()
+                    for suffix in ("", "-wal", "-shm"):
+                        _unlink_quietly(Path(f"{path}{suffix}"))
+                    self._notice(
+                        f"{DERIVED_FILE} was damaged ({exc}); it was replaced by an empty one: "
+                        "run 'ihmt index --semantic' to fill it again"
+                    )
+                    return action(table)
         except sqlite3.Error as exc:
             if quiet:
                 logger.warning("derived data not updated: %s", exc)

