@@ -643,3 +643,30 @@ def test_doctor_reports_hooks_last_run_and_last_error(sandbox: Sandbox) -> None:
 
     assert "recall hooks present · last run 20" in after.out
     assert "last error" in after.out and "stdin is not JSON" in after.out
+
+
+def test_gui_set_up_shows_the_hooks_on_or_off_per_agent(sandbox: Sandbox, tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from ihmt_cli._gui import Gui, build_app
+
+    assert sandbox.run("install", "claude-code", "--scope", "project").code == 0
+    gui = Gui(store_path=tmp_path / "nowhere", home=tmp_path)
+    try:
+        with TestClient(build_app(gui), base_url="http://127.0.0.1:8123") as client:
+            client.headers["X-IHMT-Token"] = gui.token
+            params = {
+                "agent": "codex",
+                "scope": "project",
+                "home": str(tmp_path / "mem"),
+                "project_dir": str(sandbox.project),
+            }
+            reply = client.get("/api/setup/preview", params=params)
+    finally:
+        gui.close()
+
+    assert reply.status_code == 200, reply.text
+    hooks = {row["agent"]: row for row in reply.json()["hooks"]}
+    assert hooks["claude-code"]["on"] is True
+    assert hooks["codex"]["on"] is False and hooks["opencode"]["on"] is False
+    assert hooks["claude-code"]["path"] == str(sandbox.project / ".claude" / "settings.local.json")

@@ -835,6 +835,7 @@ def build_app(gui: Gui) -> Starlette:
         argv = install_argv(agent, scope, home, dry_run=True)
         loop = asyncio.get_running_loop()
         data["preview"] = await loop.run_in_executor(None, _run_install, argv, project_dir)
+        data["hooks"] = await loop.run_in_executor(None, _hooks_state, scope, project_dir)
         return data
 
     @endpoint
@@ -887,6 +888,21 @@ def build_app(gui: Gui) -> Starlette:
         Route("/api/setup/apply", setup_apply, methods=["POST"]),
     ]
     return Starlette(routes=routes, middleware=[Middleware(Guard, token=gui.token)])
+
+
+def _hooks_state(scope: str, project_dir: Path | None) -> list[dict[str, Any]]:
+    """Per agent: are the recall hooks ``ihmt install`` adds there, in this scope."""
+    from ihmt_cli._install import agent_paths, read_hooks
+
+    out: list[dict[str, Any]] = []
+    for agent in AGENTS:
+        paths = agent_paths(agent, scope, project=project_dir)
+        try:
+            on: bool | None = all(read_hooks(paths).values())
+        except click.ClickException:
+            on = None  # a config file that does not parse: doctor says why
+        out.append({"agent": agent, "on": on, "path": str(paths.hooks)})
+    return out
 
 
 def _project_dir(value: object, scope: str) -> Path | None:

@@ -814,6 +814,16 @@
     document.getElementById("setup-preview-out").hidden = false;
     const where = data.cwd ? "cd " + data.cwd + " && " : "";
     document.getElementById("setup-command").textContent = where + data.command;
+    const hooks = document.getElementById("setup-hooks");
+    hooks.replaceChildren();
+    for (const row of data.hooks || []) {
+      const chip = document.createElement("span");
+      chip.className = "chip hooks-" + (row.on === null ? "unknown" : row.on ? "on" : "off");
+      chip.title = row.path;
+      chip.dataset.agent = row.agent;
+      chip.textContent = row.agent + ": " + t(row.on === null ? "setup_hooks_unknown" : row.on ? "setup_hooks_on" : "setup_hooks_off");
+      hooks.append(chip, " ");
+    }
     const dry = document.getElementById("setup-dry");
     const dryLabel = document.getElementById("setup-dry-label");
     if (data.preview) {
