@@ -141,6 +141,10 @@ def install_command(
     CLAUDE.md / AGENTS.md once. Before its first change a file is copied once to
     <file>.bak-ihmt. Running it again changes nothing. Install several agents with the
     same IHMT_HOME and they share one memory.
+
+    --json: {agent, scope, ihmt_home, dry_run, changed, steps, unchanged, backups,
+    backups_removed, notes}; "notes" says what the user must know or do (trust Codex's
+    hooks with /hooks, which tools Codex approves, files not to commit).
     """
     state = State.current()
     spec = server_spec(_ihmt_home(state, home))
@@ -158,8 +162,8 @@ def uninstall_command(agent: str, scope: str, dry_run: bool) -> None:
     """Unregister the memory server from AGENT; remove its hooks and usage instructions.
 
     Removes exactly what install added (a file it created is deleted), and each
-    <file>.bak-ihmt whose file is back to its original bytes. The memory itself is
-    never touched.
+    <file>.bak-ihmt whose file is back to its original bytes ("backups_removed" in
+    --json). The memory itself is never touched.
     """
     state = State.current()
     plan = uninstall_plan(agent, scope)
@@ -224,7 +228,12 @@ def hook_command(event: str, agent: str, home: Path | None) -> None:
 def doctor_command(home: Path | None, no_connect: bool) -> None:
     """Check the store, which agents have the server registered, and that each connects.
 
-    Exits 1 when the store is damaged or a registered server does not answer.
+    Starts each registered server as its agent would and lists its tools through the MCP
+    SDK's stdio client; reports each agent's recall hooks: present, trusted (Codex, asked
+    through codex app-server), last run and last error (from IHMT_HOME/hooks/hooks.log).
+    --json: each registered agent's row has "hooks": {path, present, events, trusted,
+    last_run, last_outcome, last_error}. Exits 1 when the store is damaged or a registered
+    server does not answer.
     """
     from ihmt_cli._doctor import codex_hook_trust, probe_server, store_health
     from ihmt_cli._hook import last_runs
@@ -341,6 +350,10 @@ def _doctor_text(data: dict[str, Any]) -> str:
         )
     else:
         lines.append(f"store  {store['path']}: PROBLEM · {store['error']}")
+    if store.get("search"):
+        from ihmt_cli._app import _search_mode_text
+
+        lines.append(f"search {_search_mode_text(store['search'])}")
     for row in data["agents"]:
         label = f"{row['agent']} ({row['scope']})"
         if row["error"]:
