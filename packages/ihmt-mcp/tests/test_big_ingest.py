@@ -110,10 +110,12 @@ def test_a_secret_deep_in_a_large_file_skips_it_before_anything_is_written(
     path = tmp_path / "export.txt"
     path.write_text(f"{text[:cut]}\nthe deploy token is {secret}\n{text[cut:]}", encoding="utf-8")
 
-    report = memory.ingest([path])
+    seen: list[tuple[int, int, str]] = []
+    report = memory.ingest([path], progress=lambda *a: seen.append(a))
 
     assert report.leaves == 0
     assert "GitHub token" in dict(report.skipped)["export.txt"]
+    assert seen == [(path.stat().st_size, path.stat().st_size, "export.txt")]
     assert memory.store.stats().leaves == 0
 
 

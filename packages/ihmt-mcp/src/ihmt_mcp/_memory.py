@@ -890,13 +890,17 @@ class Memory:
             if full is not None and size > MAX_FILE_BYTES:
                 # A large file (a chat export, years of a journal) is read, checked and
                 # stored a segment at a time: memory and each batch stay bounded.
+                streamed = 0
                 for leaves, read in self._stream_one(*args):
                     group.extend(leaves)
-                    done_bytes += read
+                    streamed += read
                     if len(group) >= INGEST_LEAVES:
                         commit()
                     if progress is not None:
-                        progress(done_bytes, total_bytes, name)
+                        progress(done_bytes + min(streamed, size), total_bytes, name)
+                done_bytes += size  # also when it was skipped, or grew since the walk
+                if progress is not None and streamed < size:
+                    progress(done_bytes, total_bytes, name)
                 continue
             group.extend(self._ingest_one(*args))
             done_bytes += size
@@ -1016,6 +1020,8 @@ class Memory:
                 yield from self._stream_leaves(
                     name, handle, doc_type, wanted_domain, proj, tags, stamp, skipped
                 )
+        except BinaryContentError:  # it changed between the two passes
+            skipped.append((name, "binary"))
         except OSError as exc:
             skipped.append((name, f"unreadable ({exc.strerror or exc})"))
 
