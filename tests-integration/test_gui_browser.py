@@ -851,6 +851,9 @@ def test_explore_tiles_speak_plainly_and_diagnose_shows_the_store(
     info = request(server, "GET", "/api/info").json()
     branches = page.locator("#diag-store [data-row=diag_store_branches]").text_content()
     assert branches == str(info["stats"]["branches"])
+    shown = page.locator("#diag-store [data-row=diag_store_search]").text_content() or ""
+    said = "words and meaning" if info["search"]["mode"] == "semantic" else "words only"
+    assert said in shown
 
 
 def test_set_up_suggests_no_temporary_folder_and_no_stale_words(page: Any, server: Server) -> None:

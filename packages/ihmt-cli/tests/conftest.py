@@ -52,6 +52,9 @@ def child_env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["IHMT_HOME"] = str(home)
     env["IHMT_PROJECT"] = ""  # global memories, whatever git root the tests run in
+    # Words only unless a test says otherwise: loading the sentence encoder costs each
+    # process most of a second; test_semantic_cli.py runs the commands with it.
+    env.setdefault("IHMT_SEMANTIC", "off")
     env.pop("IHMT_PROJECTS_DIR", None)
     return env
 

@@ -122,7 +122,8 @@ def test_search_compact_is_exactly_what_the_agent_gets(ihmt: Ihmt, store: Path) 
     run = ihmt("search", "Luis Ortega dog", "--path", str(store), "--json")
     settings = Settings.for_home(store.parent)
     memory = Memory.open(Settings(home=settings.home, store_path=store,
-                                  projects_dir=settings.projects_dir, project=""))  # fmt: skip
+                                  projects_dir=settings.projects_dir, project="",
+                                  semantic="off"))  # fmt: skip  (as the child runs)
     try:
         expected = memory.search("Luis Ortega dog")
     finally:

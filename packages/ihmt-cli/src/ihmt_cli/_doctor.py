@@ -50,6 +50,8 @@ class StoreHealth:
     format_version: int | None = None
     supported_format_version: int = 0
     error: str = ""
+    search: dict[str, Any] | None = None
+    """What search uses (``mode``, ``model``, ``reason``, ``vectors_missing``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,7 @@ class StoreHealth:
             "format_version": self.format_version,
             "supported_format_version": self.supported_format_version,
             "error": self.error,
+            "search": self.search,
         }
 
 
@@ -88,6 +91,7 @@ def store_health(path: Path, config_file: str) -> StoreHealth:
     try:
         stats = memory.stats()
         version = memory.store.config.format_version
+        search = {**memory.semantic_mode.to_json(), "vectors_missing": memory.vectors_missing()}
     finally:
         memory.close()
     problems = []
@@ -102,6 +106,7 @@ def store_health(path: Path, config_file: str) -> StoreHealth:
         format_version=version,
         supported_format_version=FORMAT_VERSION,
         error="; ".join(problems),
+        search=search,
     )
 
 

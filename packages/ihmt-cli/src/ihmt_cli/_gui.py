@@ -565,8 +565,15 @@ def build_app(gui: Gui) -> Starlette:
             "max_body": MAX_BODY,
         }
         if data["exists"]:
-            stats = await gui.run(lambda m: m.stats())
-            data["stats"] = stats.to_json()
+
+            def read(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
+                mode = memory.semantic_mode.to_json()
+                return memory.stats().to_json(), {
+                    **mode,
+                    "vectors_missing": memory.vectors_missing(),
+                }
+
+            data["stats"], data["search"] = await gui.run(read)
         return data
 
     @endpoint

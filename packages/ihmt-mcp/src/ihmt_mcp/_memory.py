@@ -1464,19 +1464,23 @@ class Memory:
             path=str(self.store.path),
         )
 
-    def rebuild(self, progress: Progress | None = None) -> tuple[RebuildReport, TimelineStats]:
-        """Recreate every derived file (catalog, search index, trunk, fact timeline).
+    def rebuild(
+        self,
+        progress: Progress | None = None,
+        vector_progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[RebuildReport, TimelineStats]:
+        """Recreate every derived file (catalog, search index, trunk, fact timeline, and
+        the semantic layer's vectors when it is on).
 
-        ``progress(done, total, name)`` follows the files read.
+        ``progress(done, total, name)`` follows the files read, ``vector_progress(done,
+        total)`` the memories embedded.
         """
         report = self.store.rebuild(progress)
         facts = self.timeline.rebuild()
         vectors = self.vectors
         if vectors is not None:  # a hand-edited leaf's old vector must not survive
             self.store.clear_derived(vectors.space)
-            self.index_semantic(
-                None if progress is None else lambda done, total: progress(done, total, "vectors")
-            )
+            self.index_semantic(vector_progress)
         return report, facts
 
     def consolidate(

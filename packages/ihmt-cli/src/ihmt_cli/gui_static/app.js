@@ -223,7 +223,18 @@
       ["diag_store_unconsolidated", num(s.unconsolidated)],
       ["diag_store_unreachable", num(s.unreachable)],
       ["diag_store_bytes", num(s.bytes)],
+      ["diag_store_search", searchMode(info.search)],
     ];
+  }
+
+  function searchMode(search) {
+    if (!search) return "";
+    if (search.mode !== "semantic") return t("diag_search_words") + " · " + search.reason;
+    let text = t("diag_search_meaning") + " · " + search.model;
+    if (search.vectors_missing) {
+      text += " · " + num(search.vectors_missing) + " " + t("diag_search_missing");
+    }
+    return text;
   }
 
   function renderStoreRows() {

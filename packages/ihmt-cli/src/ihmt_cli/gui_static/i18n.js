@@ -155,6 +155,10 @@ window.IHMT_I18N = {
     diag_store_unconsolidated: "Waiting to be summarised",
     diag_store_unreachable: "Unreachable from the top (must be 0)",
     diag_store_bytes: "Bytes on disk",
+    diag_store_search: "Search",
+    diag_search_words: "words only",
+    diag_search_meaning: "words and meaning",
+    diag_search_missing: "memories lack a vector: run 'ihmt index --semantic'",
 
     timeline_title: "Timeline",
     timeline_lead: "What is true now, what was true before, and every change the memory noticed.",
@@ -324,6 +328,10 @@ window.IHMT_I18N = {
     diag_store_unconsolidated: "Pendientes de resumir",
     diag_store_unreachable: "Inalcanzables desde arriba (debe ser 0)",
     diag_store_bytes: "Bytes en disco",
+    diag_store_search: "Búsqueda",
+    diag_search_words: "solo por palabras",
+    diag_search_meaning: "por palabras y por significado",
+    diag_search_missing: "memorias sin vector: ejecuta 'ihmt index --semantic'",
 
     timeline_title: "Cronología",
     timeline_lead: "Lo que es cierto ahora, lo que lo fue antes y cada cambio que detectó la memoria.",
