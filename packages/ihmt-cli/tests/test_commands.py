@@ -121,9 +121,16 @@ def test_search_json_has_every_documented_field(ihmt: Ihmt, store: Path) -> None
 def test_search_compact_is_exactly_what_the_agent_gets(ihmt: Ihmt, store: Path) -> None:
     run = ihmt("search", "Luis Ortega dog", "--path", str(store), "--json")
     settings = Settings.for_home(store.parent)
-    memory = Memory.open(Settings(home=settings.home, store_path=store,
-                                  projects_dir=settings.projects_dir, project="",
-                                  semantic="off"))  # fmt: skip  (as the child runs)
+    # Words only, as the child runs (see conftest.child_env).
+    memory = Memory.open(
+        Settings(
+            home=settings.home,
+            store_path=store,
+            projects_dir=settings.projects_dir,
+            project="",
+            semantic="off",
+        )
+    )
     try:
         expected = memory.search("Luis Ortega dog")
     finally:
