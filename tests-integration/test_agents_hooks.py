@@ -61,6 +61,9 @@ def project(agent_env: dict[str, str], tmp_path: Path) -> Path:
     The agents run here without IHMT_PROJECT, so the hook names the project after the
     git root of the session's folder, as it does for a user."""
     agent_env.pop("IHMT_PROJECT", None)
+    # Every hook answers by itself, so that no recall server outlives the test (the
+    # server is tested in packages/ihmt-cli/tests/test_hook_server.py).
+    agent_env["IHMT_HOOK_SERVER"] = "off"
     folder = tmp_path / "work" / PROJECT
     (folder / ".git").mkdir(parents=True)
     memory = Path(agent_env["HOME"]) / "memory"

@@ -98,6 +98,7 @@ def world(tmp_path: Path) -> World:
     (project / ".git").mkdir(parents=True)
     (project / "src").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("IHMT_")}
+    env["IHMT_HOOK_SERVER"] = "off"  # each hook alone: test_hook_server.py covers the server
 
     def hook(event: str, payload: dict[str, Any] | str, *args: str, cwd: Path | None = None) -> Ran:
         raw = payload if isinstance(payload, str) else json.dumps(payload)

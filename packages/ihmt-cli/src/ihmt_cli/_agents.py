@@ -218,6 +218,23 @@ def hook_command(event: str, agent: str, home: Path | None) -> None:
         sys.stdout.flush()
 
 
+@command("hook-server", hidden=True)
+@click.option("--home", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--idle", type=click.FloatRange(min=1), default=None)
+def hook_server_command(home: Path, idle: float | None) -> None:
+    """The warm recall server ``ihmt hook`` starts in the background (see _recall_server)."""
+    import os
+
+    from ihmt_cli._recall_server import IDLE_SECONDS, serve
+
+    if idle is None:
+        try:
+            idle = float(os.environ.get("IHMT_HOOK_IDLE") or IDLE_SECONDS)
+        except ValueError:
+            idle = IDLE_SECONDS
+    serve(home.expanduser().resolve(), dict(os.environ), idle=max(1.0, idle))
+
+
 @command("doctor")
 @click.option(
     "--home",
@@ -232,7 +249,8 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
     SDK's stdio client; reports each agent's recall hooks: present, trusted (Codex, asked
     through codex app-server), last run and last error (from IHMT_HOME/hooks/hooks.log).
     --json: each registered agent's row has "hooks": {path, present, events, trusted,
-    last_run, last_outcome, last_error}. Exits 1 when the store is damaged or a registered
+    last_run, last_outcome, last_error}; "recall_server" is {pid, since, mode} while the
+    hooks' warm server runs, else null. Exits 1 when the store is damaged or a registered
     server does not answer.
     """
     from ihmt_cli._doctor import codex_hook_trust, probe_server, store_health
@@ -283,10 +301,13 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
     failed = not health.ok or any(
         a.get("error") or (a.get("probe") and not a["probe"]["connects"]) for a in agents
     )
+    from ihmt_cli._recall_server import server_status
+
     data = {
         "ok": not failed,
         "ihmt_home": str(ihmt_home),
         "store": health.to_json(),
+        "recall_server": server_status(ihmt_home),
         "agents": agents,
     }
     state.emit(data, _doctor_text(data))
@@ -354,6 +375,11 @@ def _doctor_text(data: dict[str, Any]) -> str:
         from ihmt_cli._app import _search_mode_text
 
         lines.append(f"search {_search_mode_text(store['search'])}")
+    server = data.get("recall_server")
+    if server:
+        lines.append(
+            f"recall server: running (pid {server['pid']}, {server['mode']} search) for the hooks"
+        )
     for row in data["agents"]:
         label = f"{row['agent']} ({row['scope']})"
         if row["error"]:

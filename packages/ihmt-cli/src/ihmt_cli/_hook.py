@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ihmt_mcp import Memory
+    from ihmt_mcp import Memory, Settings
     from ihmt_navigator import SearchResult
 
 __all__ = [
@@ -69,11 +69,10 @@ HOOK_AGENTS = ("claude-code", "codex", "opencode")
 
 PROMPT_TOKENS = 300
 DIGEST_TOKENS = 200
-MIN_CONFIDENCE = 0.2
+MIN_CONFIDENCE = 0.15
 """A FOUND answer below this adds nothing (unless it relays a correction). Chosen with
-``tools/bench/hooks.py``: what keeps plain coding prompts out is :data:`CODING_WORDS`
-(above 0.2 the share of them that gets context does not fall, and answerable questions
-lose theirs)."""
+``tools/bench/hooks.py``: what keeps plain coding prompts out is :data:`CODING_WORDS`;
+from 0.2 up answerable questions lose their context faster than plain prompts do."""
 MIN_PROMPT_CHARS = 8
 MAX_PROMPT_CHARS = 1000
 """Only the start of a long prompt (a pasted log) is searched."""
@@ -413,34 +412,38 @@ def run_hook(event: Event, agent: str, raw: bytes, *, home: Path) -> str:
 
 
 def _run(run: HookRun, raw: bytes, home: Path) -> str:
+    from ihmt_cli import _recall_server as server
     from ihmt_mcp import Settings
 
     given = parse_input(raw)
-    cwd = Path(given.cwd)
-    # Words only: a hook is a new process per prompt, and loading the sentence encoder
-    # would cost a second each time; the MCP server keeps it warm for search_memory.
-    settings = replace(
-        Settings.from_env({**os.environ, "IHMT_HOME": str(home)}, cwd=cwd), semantic="off"
-    )
+    environ = dict(os.environ)
+    settings = Settings.from_env({**environ, "IHMT_HOME": str(home)}, cwd=Path(given.cwd))
     if not _store_exists(settings.store_path):
         run.record["outcome"] = "no store yet"
         return ""
     project = settings.default_project()
     session = _session_file(home, given.session_id)
-    if run.event == "session-start" and given.source in ("startup", "clear", ""):
-        session.unlink(missing_ok=True)  # a new conversation: nothing is in its context yet
+    if run.event == "session-start" and given.source in ("startup", "clear", "compact", ""):
+        session.unlink(missing_ok=True)  # a new context: nothing of ours is in it yet
         _prune_sessions(home, time.time())
     seen = _seen(session)
-    from ihmt_mcp import Memory
-
-    memory = Memory.open(settings)
-    try:
-        if run.event == "prompt":
-            recall = recall_for(memory, given.prompt, project=project, seen=seen)
-        else:
-            recall = digest_for(memory, project=project, seen=seen)
-    finally:
-        memory.close()
+    answer = None
+    wanted = server.is_wanted(environ)
+    if wanted:
+        request = {"event": run.event, "project": project, "prompt": given.prompt, "seen": seen}
+        answer = server.ask(home, request, environ)
+    if answer is not None:
+        recall = Recall(
+            text=str(answer.get("text") or ""),
+            ids=tuple(str(i) for i in answer.get("ids") or ()),
+            reason=str(answer["reason"]),
+        )
+        run.record["via"] = "server"
+    else:
+        if wanted:
+            server.start(home, environ)
+        recall = _recall_here(run.event, replace(settings, semantic="off"), given, project, seen)
+        run.record["via"] = "process"
     run.record["outcome"] = recall.reason
     run.record["added"] = len(recall.ids) if recall.text else 0
     if not recall.text:
@@ -450,3 +453,19 @@ def _run(run: HookRun, raw: bytes, home: Path) -> str:
 
     run.record["tokens"] = estimate_tokens(recall.text)
     return render_output(run.agent, run.event, recall.text)
+
+
+def _recall_here(
+    event: Event, settings: Settings, given: HookInput, project: str, seen: Sequence[str]
+) -> Recall:
+    """The recall computed in this process, with words only: loading the sentence encoder
+    would cost seconds on every prompt (the recall server keeps it warm)."""
+    from ihmt_mcp import Memory
+
+    memory = Memory.open(settings)
+    try:
+        if event == "prompt":
+            return recall_for(memory, given.prompt, project=project, seen=seen)
+        return digest_for(memory, project=project, seen=seen)
+    finally:
+        memory.close()
