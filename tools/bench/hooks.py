@@ -8,11 +8,16 @@
 ``scale.py``'s navigator system: batched leaves, consolidated), in a project folder (a
 git root named after one of the corpus's projects). Every run is a new ``ihmt hook``
 process, exactly what an agent starts: ``prompt`` with the corpus's queries (each in a
-new session) and ``session-start``. Wall-clock per process, p50/p95, after one warm-up
-run of each (the first run of a new store builds its fact timeline).
+new session) and ``session-start``. Wall-clock per process, p50/p95, two ways:
+
+- ``server``: what users get: the first hook starts the warm recall server (its start is
+  not timed: the bench waits until it listens), the timed hooks ask it;
+- ``alone``: ``IHMT_HOOK_SERVER=off``, each hook opens the memory itself (the first
+  hooks of a session before the server is up), after one warm-up run.
 
 **Share of prompts that get context** (in process, the same ``recall_for`` the command
-calls, with the same words-only search):
+and the server call), with the server's search (meaning and words, when the
+``[semantic]`` extra is installed) and with the words-only search of a hook alone:
 
 - the realistic dev set's answerable questions (``../shared/data/realistic_dev.json``,
   saved like ``realistic.py`` does), each asked in a new session in its project: the
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -126,8 +132,9 @@ def _build_store(size: int, seed: int, home: Path) -> tuple[Any, str]:
     return corpus, projects.most_common(1)[0][0]
 
 
-def _run_hook(home: Path, cwd: Path, event: str, payload: dict[str, Any]) -> tuple[float, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IHMT_")}
+def _run_hook(
+    home: Path, cwd: Path, event: str, payload: dict[str, Any], env: dict[str, str]
+) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
         [IHMT, "hook", event, "--home", str(home)],
@@ -145,33 +152,72 @@ def _run_hook(home: Path, cwd: Path, event: str, payload: dict[str, Any]) -> tup
     return elapsed, done.stdout
 
 
-def latency(size: int, seed: int, runs: int, folder: Path) -> dict[str, Any]:
-    home = folder / f"home-{size}"
-    home.mkdir()
-    corpus, project = _build_store(size, seed, home)
-    cwd = folder / f"work-{size}" / project
-    (cwd / ".git").mkdir(parents=True)
-    queries = [q.text for q in corpus.queries][:runs]
-    _run_hook(home, cwd, "session-start", {"session_id": "warm", "cwd": str(cwd)})
-    _run_hook(home, cwd, "prompt", {"session_id": "warm", "cwd": str(cwd), "prompt": "warm up"})
+def _server_pid(home: Path) -> int | None:
+    try:
+        return int(json.loads((home / "hooks" / "server.json").read_text())["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _time_runs(
+    home: Path, cwd: Path, queries: Sequence[str], runs: int, env: dict[str, str], tag: str
+) -> dict[str, Any]:
     prompt_ms, added = [], 0
     for n, text in enumerate(queries):
-        payload = {"session_id": f"p{n}", "cwd": str(cwd), "prompt": text}
-        ms, out = _run_hook(home, cwd, "prompt", payload)
+        payload = {"session_id": f"{tag}p{n}", "cwd": str(cwd), "prompt": text}
+        ms, out = _run_hook(home, cwd, "prompt", payload, env)
         prompt_ms.append(ms)
         added += bool(out)
     start_ms = []
     for n in range(max(5, runs // 4)):
-        payload = {"session_id": f"s{n}", "cwd": str(cwd), "source": "startup"}
-        start_ms.append(_run_hook(home, cwd, "session-start", payload)[0])
+        payload = {"session_id": f"{tag}s{n}", "cwd": str(cwd), "source": "startup"}
+        start_ms.append(_run_hook(home, cwd, "session-start", payload, env)[0])
+    log = (home / "hooks" / "hooks.log").read_text().splitlines()[-(len(queries) + len(start_ms)) :]
+    via = Counter(json.loads(line).get("via") for line in log)
     return {
-        "size": size,
-        "runs": len(prompt_ms),
         "prompt_p50_ms": statistics.median(prompt_ms),
         "prompt_p95_ms": _percentile(prompt_ms, 0.95),
         "start_p50_ms": statistics.median(start_ms),
         "start_p95_ms": _percentile(start_ms, 0.95),
         "prompts_with_context": added / len(prompt_ms),
+        "via": dict(via),
+    }
+
+
+def latency(size: int, seed: int, runs: int, folder: Path) -> dict[str, Any]:
+    home = folder / f"h{size}"
+    home.mkdir()
+    corpus, project = _build_store(size, seed, home)
+    cwd = folder / f"work-{size}" / project
+    (cwd / ".git").mkdir(parents=True)
+    queries = [q.text for q in corpus.queries][:runs]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("IHMT_HOOK")}
+    alone_env = {**base, "IHMT_HOOK_SERVER": "off"}
+    _run_hook(home, cwd, "session-start", {"session_id": "warm", "cwd": str(cwd)}, alone_env)
+    alone = _time_runs(home, cwd, queries, runs, alone_env, "a")
+    server_env = {**base, "IHMT_HOOK_SERVER": "auto"}
+    _run_hook(home, cwd, "prompt", {"session_id": "w", "cwd": str(cwd), "prompt": "hi"}, server_env)
+    started = time.perf_counter()
+    deadline = time.monotonic() + 600
+    while _server_pid(home) is None:
+        if time.monotonic() > deadline:
+            raise SystemExit("the recall server did not start within 600 s")
+        time.sleep(0.2)
+    ready_s = time.perf_counter() - started
+    try:
+        served = _time_runs(home, cwd, queries, runs, server_env, "s")
+        mode = json.loads((home / "hooks" / "server.json").read_text())["mode"]
+    finally:
+        pid = _server_pid(home)
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+    return {
+        "size": size,
+        "runs": len(queries),
+        "server_ready_s": ready_s,
+        "server_mode": mode,
+        "server": served,
+        "alone": alone,
     }
 
 
@@ -186,12 +232,12 @@ def _interpreter_ms(runs: int = 10) -> float:
 
 
 # ---------------------------------------------------------------------- shares
-def shares(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+def shares(data: dict[str, Any], folder: Path, semantic: str) -> dict[str, Any]:
     from ihmt_cli._hook import recall_for
     from ihmt_mcp import Memory
     from ihmt_store import IhmtError
 
-    memory = Memory.init(folder / "dev-store", semantic="off")
+    memory = Memory.init(folder / f"dev-store-{semantic}", semantic=semantic)
     try:
         for mem in sorted(data["memories"], key=lambda m: (m["date"], m["id"])):
             try:
@@ -240,6 +286,7 @@ def shares(data: dict[str, Any], folder: Path) -> dict[str, Any]:
         if any(x["kind"] == kind for x in rows)
     }
     return {
+        "search": memory.semantic_mode.to_json()["mode"],
         "answerable": len(rows),
         "answerable_with_context": sum(r["context"] for r in rows) / len(rows),
         "answerable_with_right_memory": sum(r["right"] for r in rows) / len(rows),
@@ -266,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         if args.data.is_file():
             data = json.loads(args.data.read_text(encoding="utf-8"))
-            results["shares"] = shares(data, folder)
+            results["shares"] = shares(data, folder, "auto")
+            results["shares_words_only"] = shares(data, folder, "off")
         else:
             print(f"no dataset at {args.data}: shares skipped", file=sys.stderr)
         if not args.skip_latency:
@@ -274,8 +322,11 @@ def main(argv: list[str] | None = None) -> int:
             for size in args.sizes:
                 print(f"size {size:,}", file=sys.stderr)
                 results["latency"].append(latency(size, args.seed, args.runs, folder))
-    if "shares" in results:
-        s = results["shares"]
+    for key in ("shares", "shares_words_only"):
+        if key not in results:
+            continue
+        s = results[key]
+        print(f"search: {s['search']}")
         print(
             table(
                 ["share of prompts", "target", "value"],
@@ -295,25 +346,35 @@ def main(argv: list[str] | None = None) -> int:
                 [[k, v["n"], v["context"], v["right"]] for k, v in s["by_kind"].items()],
             )
         )
-    if results["latency"]:
         print()
+    if results["latency"]:
         print(f"python -c pass: {results['python_floor_ms']:.0f} ms")
-        print(
-            table(
-                ["memories", "prompt p50 ms", "p95 ms", "session-start p50 ms", "p95 ms", "runs"],
-                [
+        rows = []
+        for r in results["latency"]:
+            for way in ("server", "alone"):
+                t = r[way]
+                rows.append(
                     [
                         f"{r['size']:,}",
-                        round(r["prompt_p50_ms"]),
-                        round(r["prompt_p95_ms"]),
-                        round(r["start_p50_ms"]),
-                        round(r["start_p95_ms"]),
+                        way if way == "alone" else f"server ({r['server_mode']})",
+                        round(t["prompt_p50_ms"]),
+                        round(t["prompt_p95_ms"]),
+                        round(t["start_p50_ms"]),
+                        round(t["start_p95_ms"]),
                         r["runs"],
                     ]
-                    for r in results["latency"]
-                ],
+                )
+        print(
+            table(
+                ["memories", "hook", "prompt p50 ms", "p95", "session-start p50 ms", "p95", "runs"],
+                rows,
             )
         )
+        for r in results["latency"]:
+            print(
+                f"  {r['size']:,}: the server was ready {r['server_ready_s']:.1f} s after "
+                "the first hook"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"\nwritten to {args.out}", file=sys.stderr)
