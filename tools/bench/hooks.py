@@ -26,6 +26,12 @@ and the server call), with the server's search (meaning and words, when the
 - :data:`PLAIN_PROMPTS`, 50 everyday coding requests that no memory answers, asked in
   each of the dev set's projects: the share that gets any context. Target <= 0.10.
 
+**What every session pays for** before the first prompt: the usage rules ``ihmt install``
+appends to CLAUDE.md/AGENTS.md plus the server's ``tools/list`` (read through the MCP
+SDK's stdio client from a real ``ihmt-mcp``), and at most what the hooks add (the
+digest, then each prompt's recall), in estimated tokens (four characters a token, the
+estimate used everywhere in IHMT).
+
 Results go to ``tools/bench/results/hooks.json`` (ids and figures; no question text).
 """
 
@@ -298,6 +304,45 @@ def shares(data: dict[str, Any], folder: Path, semantic: str) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------- fixed cost
+def session_cost(folder: Path) -> dict[str, Any]:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from ihmt_cli._hook import DIGEST_TOKENS, PROMPT_TOKENS
+    from ihmt_cli._install import instructions_block
+    from ihmt_store import estimate_tokens
+
+    async def listed() -> str:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "ihmt_mcp"],
+            env={"IHMT_HOME": str(folder / "cost-home"), "IHMT_SEMANTIC": "off"},
+        )
+        with (folder / "cost-server.log").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+        return json.dumps(
+            [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools],
+            separators=(",", ":"),
+        )
+
+    tools = anyio.run(listed)
+    rules = instructions_block()
+    return {
+        "rules_tokens": estimate_tokens(rules),
+        "tools_list_tokens": estimate_tokens(tools),
+        "tools": tools.count('"name"'),
+        "digest_max_tokens": DIGEST_TOKENS,
+        "prompt_recall_max_tokens": PROMPT_TOKENS,
+    }
+
+
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -311,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"measured": time.strftime("%Y-%m-%d"), "latency": []}
     with tempfile.TemporaryDirectory(prefix="ihmt-hooks-") as tmp:
         folder = Path(tmp)
+        results["session_cost"] = session_cost(folder)
         if args.data.is_file():
             data = json.loads(args.data.read_text(encoding="utf-8"))
             results["shares"] = shares(data, folder, "auto")
@@ -322,6 +368,19 @@ def main(argv: list[str] | None = None) -> int:
             for size in args.sizes:
                 print(f"size {size:,}", file=sys.stderr)
                 results["latency"].append(latency(size, args.seed, args.runs, folder))
+    cost = results["session_cost"]
+    print(
+        table(
+            ["every session pays", "estimated tokens"],
+            [
+                ["usage rules in CLAUDE.md / AGENTS.md", cost["rules_tokens"]],
+                [f"tools/list ({cost['tools']} tools)", cost["tools_list_tokens"]],
+                ["session-start digest, at most", cost["digest_max_tokens"]],
+                ["each prompt's recall, at most", cost["prompt_recall_max_tokens"]],
+            ],
+        )
+    )
+    print()
     for key in ("shares", "shares_words_only"):
         if key not in results:
             continue
