@@ -9,14 +9,16 @@ changes it holds with the leaf and did not hold without it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ihmt_facts import Contradiction, Fact, FactState, FactStatus
+from ihmt_facts import Contradiction, Fact, FactState, FactStatus, Timeline
 from ihmt_facts._journal import LeafRecord
 from ihmt_facts._records import value_key
 from ihmt_facts._timeline import _change_id, _State
+from ihmt_store import Leaf, Store, StoreConfig, leaf_id_for
 
 KEYS = (("user", "location"), ("user", "editor"), ("project:alpha", "stack"))
 VALUES = ("Madrid", "madrid", "Valencia", "Vim", "Go")
@@ -189,3 +191,64 @@ def test_statements_appended_in_date_order_gain_one_change_per_switch() -> None:
     assert len(timeline.states) == 50
     assert len(timeline.changes) == 49
     assert timeline.states[-1].statements == 100
+
+
+def test_ingesting_many_leaves_at_once_equals_ingesting_them_one_by_one(tmp_path: Path) -> None:
+    """One lock and one store commit for a bulk ingest: the same outcomes, timeline and
+    OUTDATED flags on disk as one call per leaf (out of date order, with changes)."""
+    texts = [
+        ("I live in Madrid.", "2024-03-01"),
+        ("Our stack is Go.", "2024-01-01"),
+        ("I moved to Valencia.", "2025-02-01"),
+        ("I live in Madrid.", "2024-06-01"),
+        ("Our stack is Rust.", "2024-09-01"),
+        ("Nothing to see here.", "2024-07-01"),
+        ("I moved to Sevilla.", "2024-12-01"),
+    ]
+    outcomes = []
+    dumps = []
+    flags = []
+    for name, bulk in (("single", False), ("bulk", True)):
+        store = Store.create(tmp_path / name, StoreConfig())
+        timeline = Timeline(store)
+        leaves = [
+            store.put_leaf(
+                Leaf(
+                    leaf_id=leaf_id_for(domain="personal", source="t", position=i, text=text),
+                    text=text,
+                    timestamp=when,
+                    domain="personal",
+                    source="t",
+                    project="alpha",
+                )
+            )
+            for i, (text, when) in enumerate(texts)
+        ]
+        if bulk:
+            results = list(timeline.ingest_many(leaves))
+        else:
+            results = [timeline.ingest(leaf) for leaf in leaves]
+        outcomes.append([[(r.outcome, r.notices) for r in rs] for rs in results])
+        dumps.append(
+            (
+                tuple(timeline.history(s) for s in timeline.subjects()),
+                timeline.contradictions(),
+                timeline.facts(),
+            )
+        )
+        flags.append([store.read_leaf(leaf.leaf_id).outdated_by for leaf in leaves])
+        assert _dump_reloaded(store) == dumps[-1]
+        store.close()
+    assert outcomes[0] == outcomes[1]
+    assert dumps[0] == dumps[1]
+    assert flags[0] == flags[1]
+    assert any(flag is not None for flag in flags[0])
+
+
+def _dump_reloaded(store: Store) -> tuple[object, ...]:
+    fresh = Timeline(Store.open(store.path))
+    return (
+        tuple(fresh.history(s) for s in fresh.subjects()),
+        fresh.contradictions(),
+        fresh.facts(),
+    )

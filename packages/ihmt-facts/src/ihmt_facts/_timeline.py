@@ -532,6 +532,22 @@ class Timeline:
             stored = self._read_leaf(leaf_id)
             return tuple(self._apply(stored, pending))
 
+    def ingest_many(self, leaves: Iterable[Leaf | str]) -> tuple[tuple[Recorded, ...], ...]:
+        """:meth:`ingest` for many leaves, in order, in one locked step (bulk ingests).
+
+        The same as ingesting them one by one, at the cost of one lock, one store commit
+        for the leaves their changes flag OUTDATED and one journal append.
+
+        Returns:
+            What :meth:`ingest` returns, one tuple per leaf.
+
+        Raises:
+            UnknownLeafError: a leaf is not in the store (those before it are recorded).
+        """
+        ids = [leaf.leaf_id if isinstance(leaf, Leaf) else leaf for leaf in leaves]
+        with self._writing() as pending:
+            return tuple(tuple(self._apply(self._read_leaf(i), pending)) for i in ids)
+
     def record_fact(
         self,
         subject: str,

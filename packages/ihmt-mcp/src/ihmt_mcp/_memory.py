@@ -546,8 +546,8 @@ class Memory:
     def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
         notices: list[str] = []
         timeline = self.timeline
-        for leaf_id in ids:
-            for recorded in timeline.ingest(leaf_id):
+        for recorded_of_leaf in timeline.ingest_many(ids):
+            for recorded in recorded_of_leaf:
                 notices.extend(recorded.notices)
         return tuple(dict.fromkeys(notices))
 
