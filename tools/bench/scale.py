@@ -16,11 +16,18 @@ memory is a ``Memory.save`` (detection, facts, incremental consolidation), a cor
 is saved with ``replaces=`` (the first words of what it corrects) and only settled with
 ``mark_outdated`` when that did not resolve it; ``--through server`` ingests the same way,
 then asks every query and times every save as a stdio round trip to ``python -m ihmt_mcp``.
+
+``--semantic`` turns the semantic layer on (the ``[semantic]`` extra): the navigator
+system embeds every memory as it ingests (so the ingest rate is the backfill rate) and
+on every timed save, and fuses meaning into every search; through Memory or the server
+it sets ``IHMT_SEMANTIC=on`` (``off`` without the flag), so both runs are comparable.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import re
 import statistics
 import subprocess
@@ -37,7 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import Answer, run
 from _memories import Memory
 
-from ihmt_navigator import Consolidator, Navigator, StoreFrequencies, summarizer_for
+from ihmt_navigator import (
+    Consolidator,
+    Navigator,
+    StoreFrequencies,
+    VectorIndex,
+    load_embedder,
+    summarizer_for,
+)
 from ihmt_store import Correction, Leaf, Store, StoreConfig, leaf_id_for
 
 DOMAINS = {
@@ -55,8 +69,10 @@ COLD = textwrap.dedent(
     import sys, time
     t0 = time.perf_counter()
     from ihmt_store import Store
-    from ihmt_navigator import Navigator
-    result = Navigator(Store.open(sys.argv[1])).search(sys.argv[2])
+    from ihmt_navigator import Navigator, VectorIndex, load_embedder
+    store = Store.open(sys.argv[1])
+    vectors = VectorIndex(store, load_embedder("on")[0]) if sys.argv[3] == "1" else None
+    result = Navigator(store, vectors=vectors).search(sys.argv[2])
     print(result.status, round((time.perf_counter() - t0) * 1000, 1))
     """
 )
@@ -67,13 +83,22 @@ class NavigatorSystem:
 
     name = "ihmt-navigator"
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, semantic: bool = False) -> None:
         self.path = folder / "memory"
         self.store = Store.create(self.path, StoreConfig())
         freq = StoreFrequencies(self.store)
         summarizer = summarizer_for("heuristic", document_frequency=freq, total=freq.total)
         self.consolidator = Consolidator(self.store, summarizer)
-        self.navigator = Navigator(self.store)
+        self.vectors: VectorIndex | None = None
+        self.embed_s = 0.0
+        self.embedded = 0
+        if semantic:
+            embedder, mode = load_embedder("on")
+            if embedder is None:
+                raise SystemExit(f"--semantic: {mode.reason}")
+            self.vectors = VectorIndex(self.store, embedder)
+            self.name = f"ihmt-navigator + {embedder.name}"
+        self.navigator = Navigator(self.store, vectors=self.vectors)
         self._domain_of: dict[str, str] = {}
         self._id_of: dict[str, str] = {}
         self.cold_ms: list[float] = []
@@ -103,16 +128,29 @@ class NavigatorSystem:
             with self.store.batch():
                 self.store.put_leaves(leaves)
                 self.consolidator.consolidate(domains={leaf.domain for leaf in leaves})
+            self._embed(leaves)
             ids += [leaf.leaf_id for leaf in leaves]
         self._id_of.update((m.id_hint, i) for m, i in zip(memories, ids, strict=True))
         return ids
 
     def save(self, memory: Memory) -> str:
         leaf = self._leaf(memory, 1_000_000 + len(self._id_of))
-        self.store.put_leaf(leaf)
+        with self.store.batch():  # the save and its vector in one locked step, as Memory does
+            self.store.put_leaf(leaf)
+            self._embed([leaf])
         self.consolidator.consolidate(domains=[leaf.domain])
         self._id_of[memory.id_hint] = leaf.leaf_id
         return leaf.leaf_id
+
+    def _embed(self, leaves: Sequence[Leaf]) -> None:
+        if self.vectors is None:
+            return
+        started = time.perf_counter()
+        for start in range(0, len(leaves), 64):  # the batch of a backfill
+            chunk = leaves[start : start + 64]
+            self.vectors.write({leaf.leaf_id: leaf.text for leaf in chunk})
+        self.embed_s += time.perf_counter() - started
+        self.embedded += len(leaves)
 
     def correct(self, old_id: str, new_id: str) -> None:
         newer = self.store.entry(new_id)
@@ -136,7 +174,7 @@ class NavigatorSystem:
     def _cold(self, query: str) -> float:
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-c", COLD, str(self.path), query],
+            [sys.executable, "-c", COLD, str(self.path), query, "1" if self.vectors else "0"],
             check=True,
             capture_output=True,
             text=True,
@@ -146,6 +184,7 @@ class NavigatorSystem:
     def extra_metrics(self) -> dict[str, float]:
         stats = self.store.stats()
         return {
+            "embedded_per_s": self.embedded / self.embed_s if self.embed_s else 0.0,
             "cold_search_ms_p50": statistics.median(self.cold_ms) if self.cold_ms else 0.0,
             "depth": float(stats.depth),
             "unreachable": float(stats.unreachable),
@@ -155,7 +194,8 @@ class NavigatorSystem:
         extra = self.extra_metrics()
         print(
             f"  tree depth {extra['depth']:.0f}, unreachable {extra['unreachable']:.0f}, "
-            f"cold process search p50 {extra['cold_search_ms_p50']:.0f} ms",
+            f"cold process search p50 {extra['cold_search_ms_p50']:.0f} ms"
+            + (f", embedded {extra['embedded_per_s']:.0f} memories/s" if self.vectors else ""),
             file=sys.stderr,
         )
         self.store.close()
@@ -324,12 +364,22 @@ def main(argv: list[str] | None = None) -> int:
         default="navigator",
         help="drive the store and navigator directly, ihmt_mcp.Memory, or the stdio server",
     )
+    parser.add_argument(
+        "--semantic", action="store_true", help="with the semantic layer (the [semantic] extra)"
+    )
     args = parser.parse_args(argv)
     systems = {"navigator": NavigatorSystem, "memory": MemorySystem, "server": ServerSystem}
     out = args.out
     if args.through != "navigator" and out.name == "scale.json":
         out = out.with_name(f"scale_{args.through}.json")
-    run(systems[args.through], args.sizes, seed=args.seed, out=out)
+    if args.semantic and out.name.startswith("scale"):
+        out = out.with_name(out.stem + "_semantic.json")
+    factory: Any = systems[args.through]
+    if args.through == "navigator":
+        factory = functools.partial(NavigatorSystem, semantic=args.semantic)
+    else:  # Memory and the server read it from the environment, as a user's would
+        os.environ["IHMT_SEMANTIC"] = "on" if args.semantic else "off"
+    run(factory, args.sizes, seed=args.seed, out=out)
     return 0
 
 

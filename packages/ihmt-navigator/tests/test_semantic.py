@@ -66,7 +66,7 @@ def test_a_spanish_question_finds_an_english_memory(
     assert found.confidence < 0.4  # meaning alone: said with a low confidence
 
 
-def test_a_paraphrase_finds_what_the_words_miss(
+def test_a_paraphrase_finds_the_memory_and_an_unknown_word_keeps_not_found(
     make_store: Callable[..., Store], embedder: Embedder
 ) -> None:
     store, vectors, nav = _store(make_store, embedder)
@@ -75,9 +75,13 @@ def test_a_paraphrase_finds_what_the_words_miss(
     )
     _put(store, "Deploy previews are built for every pull request.", vectors)
     _put(store, "The deploy bot posts a summary in the team channel.", vectors)
-    result = nav.search("How do I roll back a broken deploy?")
+    _put(store, "Never revert a teammate's commit without asking them first.", vectors)
+    _put(store, "Bad weather moved the offsite to March.", vectors)
+    result = nav.search("How do I revert a broken deploy?")
     assert result.status == "found"
     assert result.best is not None and result.best.id == rollback
+    # A word that no memory holds: the question is about something never stored.
+    assert nav.search("How do we revert a bad zeppelin?").status == "not_found"
 
 
 def test_meaning_does_not_outrank_a_memory_holding_every_word_asked(
@@ -118,9 +122,7 @@ def test_a_correction_still_comes_first_and_the_old_memory_is_flagged(
         vectors,
         when="2025-05-01",
     )
-    store.annotate(
-        old, outdated_by=Correction(by=new, date="2025-05-01T00:00:00Z", reason="moved")
-    )
+    store.annotate(old, outdated_by=Correction(by=new, date="2025-05-01T00:00:00Z", reason="moved"))
     result = nav.search("¿Dónde se guardan las copias de seguridad nocturnas?")
     ids = [h.id for h in result.results]
     assert ids[0] == new

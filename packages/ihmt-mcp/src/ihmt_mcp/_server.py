@@ -556,6 +556,12 @@ def _version() -> str:
     return __version__
 
 
+def _warm_up(setting: str) -> None:
+    from ihmt_navigator import load_embedder
+
+    load_embedder(setting)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the stdio server (the ``ihmt-mcp`` command). Logs go to stderr, never stdout."""
     args = sys.argv[1:] if argv is None else argv
@@ -572,6 +578,9 @@ def main(argv: list[str] | None = None) -> int:
     root.addHandler(handler)
     root.setLevel(settings.log_level)
     server = build_server(settings)
+    # The sentence encoder (the [semantic] extra) loads while the client says hello, so
+    # that the first search does not wait for it; the process keeps it warm after that.
+    threading.Thread(target=_warm_up, args=(settings.semantic,), daemon=True).start()
     try:
         server.run("stdio")
     except KeyboardInterrupt:

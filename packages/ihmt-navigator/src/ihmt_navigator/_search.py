@@ -392,10 +392,12 @@ class Navigator:
             # so with a low confidence instead of NOT FOUND.
             stray, agree = False, False
             coverage = max(coverage, CROSS_LINGUAL_COVERAGE)
-        elif stray and picked and agree and shared:
+        elif stray and picked and agree and shared and not self._unseen(groups):
             # Words and meaning pick the same memory, which holds some of the question's
-            # words: a paraphrase, not a stray match. Answer, with the low confidence of
-            # the words' coverage.
+            # words, and every other word of the question is one the memory knows: a
+            # paraphrase, not a stray match. Answer, with the low confidence of the words'
+            # coverage. (A word no memory holds says the question is about something
+            # never stored.)
             stray = False
         if best.entry.id in elsewhere and not stray:
             # Asked in a project, answered only by another project's memory about something
@@ -507,6 +509,11 @@ class Navigator:
             *leaves,
             *(lexical.get(e.id) or Candidate(entry=e, score=0.0, matched=()) for e in keep),
         ]
+
+    def _unseen(self, groups: Sequence[tuple[str, ...]]) -> bool:
+        """True when a word of the question is in no memory at all."""
+        df = self.store.document_frequencies([t for group in groups for t in group])
+        return any(all(df.get(t, 0) == 0 for t in group) for group in groups)
 
     def _across_languages(self, query: str, cand: Candidate) -> bool:
         """True when the question and the memory are clearly in different languages."""
