@@ -188,3 +188,24 @@ def test_off_and_unknown_settings_say_why_search_is_lexical() -> None:
     model, mode = load_embedder("sometimes")
     assert model is None and "not one of auto, on, off" in mode.reason
     assert load_embedder("on")[1].active
+
+
+def test_the_loaded_model_is_kept_for_the_next_process_privately(tmp_path: Path) -> None:
+    from ihmt_navigator._semantic import UniversalSentenceEncoder
+
+    cache = tmp_path / "cache"
+    first = UniversalSentenceEncoder(cache)
+    expected = first.embed(["copias de seguridad"])
+    (kept,) = cache.iterdir()
+    assert kept.stat().st_mode & 0o777 == 0o600
+    again = UniversalSentenceEncoder(cache)  # reads the kept model back
+    assert (again.embed(["copias de seguridad"]) == expected).all()
+
+    kept.write_bytes(b"not a pickle")  # damaged: rebuilt, never fatal
+    assert (UniversalSentenceEncoder(cache).embed(["copias de seguridad"]) == expected).all()
+    assert kept.stat().st_size > 1_000_000
+
+    kept.write_bytes(b"planted by someone else")
+    kept.chmod(0o666)  # writable by others: not trusted, so never unpickled
+    assert (UniversalSentenceEncoder(cache).embed(["copias de seguridad"]) == expected).all()
+    assert kept.read_bytes() == b"planted by someone else"

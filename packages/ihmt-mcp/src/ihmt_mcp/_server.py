@@ -556,10 +556,10 @@ def _version() -> str:
     return __version__
 
 
-def _warm_up(setting: str) -> None:
+def _warm_up(settings: Settings) -> None:
     from ihmt_navigator import load_embedder
 
-    load_embedder(setting)
+    load_embedder(settings.semantic, cache_dir=settings.home / "cache")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -580,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     server = build_server(settings)
     # The sentence encoder (the [semantic] extra) loads while the client says hello, so
     # that the first search does not wait for it; the process keeps it warm after that.
-    threading.Thread(target=_warm_up, args=(settings.semantic,), daemon=True).start()
+    threading.Thread(target=_warm_up, args=(settings,), daemon=True).start()
     try:
         server.run("stdio")
     except KeyboardInterrupt:

