@@ -241,7 +241,7 @@ def _read_text_argument(value: str, what: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise click.ClickException(
             f"{what} from stdin is too large: over {MAX_FILE_BYTES // (1024 * 1024)} MiB, the "
-            "limit for one file; split it into files and ingest the folder"
+            "limit for stdin; write it to a file and ingest the file (any size)"
         )
     try:
         return data.decode("utf-8")
