@@ -162,3 +162,24 @@ def test_a_line_with_no_end_is_stored_in_pieces_losing_nothing(
     assert (
         max(len(t) for t in stored) <= 2 * memory_module._MAX_CARRY + memory_module.STREAM_SEGMENT
     )
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_large_note_keeps_its_front_matter_out_of_the_text_as_a_small_one_does(
+    memory: Memory, tmp_path: Path
+) -> None:
+    head = "---\ntitle: Orvane work log\ntags: [orvane, log]\nproject: orvane\n---\n\n"
+    body = _journal(2000)
+    path = tmp_path / "orvane.md"
+    path.write_text(head + body, encoding="utf-8")
+
+    report = memory.ingest([path])
+
+    stored = _texts_in_order(memory)
+    assert "".join(stored) == body and report.leaves == len(stored) > 1
+    leaves = list(memory.store.iter_leaves())
+    assert {leaf.project for leaf in leaves} == {"orvane"}
+    assert all({"orvane", "log"} <= set(leaf.tags) for leaf in leaves)
+    first = min(leaves, key=lambda leaf: leaf.span.start_line)
+    assert first.extra.get("title") == "Orvane work log"
+    assert first.span.start_line == head.count("\n") + 1  # lines of the file, as it is

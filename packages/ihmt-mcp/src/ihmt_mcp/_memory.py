@@ -1019,7 +1019,7 @@ class Memory:
                     datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime)
                 )
                 yield from self._stream_leaves(
-                    name, handle, doc_type, wanted_domain, proj, tags, stamp, skipped
+                    name, handle, doc_type, wanted_domain, proj, tags, stamp, skipped, notices
                 )
         except BinaryContentError:  # it changed between the two passes
             skipped.append((name, "binary"))
@@ -1060,17 +1060,29 @@ class Memory:
         tags: Sequence[str],
         stamp: str,
         skipped: list[tuple[str, str]],
+        notices: list[str],
     ) -> Iterator[tuple[list[Leaf], int]]:
         config = self.store.config
         detection: Detection | None = None
         carry = ""
         position = line = 0
         stored_any = False
+        note = NoteMeta()
         pending = _segments(handle)
         data = next(pending, b"")
         while data:
             following = next(pending, b"")
             body = carry + decode(data).text
+            if detection is None and name.lower().endswith(MARKDOWN_SUFFIXES):
+                # As for a small note: the front matter describes the memories (title,
+                # tags, date, project) and is no part of their text.
+                meta, rest, problem = read_front_matter(body)
+                if problem:
+                    notices.append(f"{name}: {problem}")
+                note = NoteMeta.of(meta)
+                line += body[: len(body) - len(rest)].count("\n")
+                body = rest
+                proj = proj if note.project is None else note.project
             chunked = chunk(
                 body,
                 name,
@@ -1091,13 +1103,15 @@ class Memory:
                 data_type=detection.doc_type.value.upper(),
                 source=name,
                 id_source=f"{name}:{proj}",
-                tags=(*detection.tags, *tags),
+                tags=(*detection.tags, *tags, *note.tags),
                 project=proj,
-                default_time=stamp,
+                default_time=note.timestamp or stamp,
                 first_position=position,
                 first_line=line,
                 spans=True,
             )
+            if note.title and leaves and position == 0:
+                leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
             position += len(blocks)
             line += sum(block.text.count("\n") for block in blocks)
             stored_any = stored_any or bool(leaves)
