@@ -89,6 +89,8 @@ memory that shares only these with a prompt is not what the prompt is about."""
 DIGEST_FACTS = 6
 DIGEST_CORRECTIONS = 3
 DIGEST_RECENT = 4
+DIGEST_SCAN = 200
+"""The digest looks at this many of the project's memories that name the project."""
 SESSION_DAYS = 7
 """A session's list of added memories is deleted after this many days without use."""
 LOG_NAME = "hooks.log"
@@ -229,15 +231,19 @@ def _clip(text: str, width: int) -> str:
 
 def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Recall:
     """The session-start digest of ``project``: its latest corrections, its current facts
-    (stack and the like, from the fact timeline), then its most recent memories."""
+    (stack and the like, from the fact timeline), then its most recent memories, among
+    the memories filed under the project that name it."""
     if not project:
         return Recall(reason="no project")
     from ihmt_facts import FactStatus
 
     already = set(seen)
-    mine = [e for e in memory.store.iter_entries("leaf") if e.project == project]
-    if not mine:
-        return Recall(reason="nothing known of the project")
+    # The project's memories that name it: an index query, where listing every memory
+    # of a large store to pick the project's would cost most of a second.
+    found = memory.store.candidates(
+        project, project=project, kinds=("leaf",), limit=DIGEST_SCAN, exact=DIGEST_SCAN
+    )
+    mine = [c.entry for c in found]
     lines: list[str] = []
     ids: list[str] = []
 
@@ -273,7 +279,7 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
     for entry in reversed(recent[-DIGEST_RECENT:]):
         add(f"- [{entry.timestamp[:10]}] {_clip(entry.excerpt or entry.title, 110)}", entry.id)
     if not lines:
-        return Recall(reason="all already added in this session")
+        return Recall(reason="nothing new known of the project")
     head = DIGEST_HEAD.format(project=project)
     text = _fit("\n".join([head, *lines]), DIGEST_TOKENS)
     kept = text.count("\n")
