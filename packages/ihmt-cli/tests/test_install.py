@@ -670,3 +670,19 @@ def test_gui_set_up_shows_the_hooks_on_or_off_per_agent(sandbox: Sandbox, tmp_pa
     assert hooks["claude-code"]["on"] is True
     assert hooks["codex"]["on"] is False and hooks["opencode"]["on"] is False
     assert hooks["claude-code"]["path"] == str(sandbox.project / ".claude" / "settings.local.json")
+
+
+def test_opencode_jsonc_it_cannot_edit_safely_gets_what_to_paste(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".config" / "opencode" / "opencode.jsonc"
+    config.parent.mkdir(parents=True)
+    # Two "mcp" keys: opencode reads the last; an edit of either could be the wrong one.
+    text = '{\n  "mcp": {},\n  // the one that counts\n  "mcp": {"x": {"type": "remote"}},\n}\n'
+    config.write_text(text)
+
+    done = sandbox.run("install", "opencode", "--home", str(sandbox.home / "mem"))
+
+    assert done.code == 1 and "Traceback" not in done.err
+    assert "cannot edit" in done.err and "nothing was changed" in done.err
+    assert "paste this into" in done.err and '"ihmt-memory": {' in done.err
+    assert config.read_text() == text
+    assert sorted(p.name for p in config.parent.iterdir()) == ["opencode.jsonc"]
