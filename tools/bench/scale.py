@@ -296,7 +296,10 @@ class ServerSystem(MemorySystem):
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "ihmt_mcp"],
-            env={"IHMT_HOME": str(self.home)},
+            env={
+                "IHMT_HOME": str(self.home),
+                "IHMT_SEMANTIC": os.environ.get("IHMT_SEMANTIC", "auto"),
+            },
             cwd=str(self.home.parent),
         )
         self._portal_cm = start_blocking_portal()

@@ -19,6 +19,7 @@ processes wrote by reading only the rows written since it last looked.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import logging
 import os
@@ -168,6 +169,25 @@ class UniversalSentenceEncoder:
                 self._write_cache()
                 self._cache = None
         return np.asarray(out, dtype=np.float32).reshape(len(clipped), -1)
+
+
+_BLAS_LIMIT: Any = None
+
+
+def _one_blas_thread() -> Any:
+    """BLAS on one thread for the duration (``threadpoolctl``): these products are small
+    and memory-bound, and a multi-threaded BLAS on a busy machine (two cores, an agent,
+    tests) spins its threads against the other processes: a 1 ms embedding took 85-220 ms
+    that way. The encoder itself is limited the same way (``USE(threads=1)``)."""
+    global _BLAS_LIMIT
+    if _BLAS_LIMIT is None:
+        try:
+            from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+            _BLAS_LIMIT = ThreadpoolController().limit
+        except ImportError:
+            _BLAS_LIMIT = False
+    return _BLAS_LIMIT(limits=1, user_api="blas") if _BLAS_LIMIT else contextlib.nullcontext()
 
 
 def _private(info: os.stat_result) -> bool:
@@ -342,7 +362,7 @@ class VectorIndex:
         self.refresh()
         np = self._np
         vector = self.embedder.embed([text])[0]
-        with self._lock:
+        with self._lock, _one_blas_thread():
             n = len(self._ids)
             cos = self._matrix[:n] @ vector
             cos[~self._live[:n]] = -np.inf
