@@ -134,21 +134,29 @@ class UniversalSentenceEncoder:
             logger.warning("the model cache %s is unusable (%s); it is rebuilt", path, exc)
             path.unlink(missing_ok=True)
             return
+        if hasattr(backend, "_threadpool"):  # not pickled: this process's BLAS handle
+            backend._threadpool = _blas_limiter()
         self._model._sp, self._model._backend = tokenizer, backend
 
     def _write_cache(self) -> None:
         path = self._cache
         if path is None or path.exists():
             return
+        backend = self._model._backend
+        limiter = getattr(backend, "_threadpool", None)  # a handle on the loaded BLAS
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            data = pickle.dumps((self._model._sp, self._model._backend), protocol=5)
+            backend._threadpool = None
+            try:
+                data = pickle.dumps((self._model._sp, backend), protocol=5)
+            finally:
+                backend._threadpool = limiter
             temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as file:
                 file.write(data)
             os.replace(temp, path)
-        except (OSError, pickle.PicklingError) as exc:
+        except Exception as exc:  # noqa: BLE001 (the cache is an optimisation only)
             logger.info("the model is not cached (%s): later processes load it again", exc)
 
     @property
@@ -174,6 +182,15 @@ class UniversalSentenceEncoder:
 _BLAS_LIMIT: Any = None
 
 
+def _blas_limiter() -> Any:
+    """``threadpoolctl``'s limiter for this process's BLAS, or None without it."""
+    try:
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return ThreadpoolController().limit
+
+
 def _one_blas_thread() -> Any:
     """BLAS on one thread for the duration (``threadpoolctl``): these products are small
     and memory-bound, and a multi-threaded BLAS on a busy machine (two cores, an agent,
@@ -181,12 +198,7 @@ def _one_blas_thread() -> Any:
     that way. The encoder itself is limited the same way (``USE(threads=1)``)."""
     global _BLAS_LIMIT
     if _BLAS_LIMIT is None:
-        try:
-            from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
-
-            _BLAS_LIMIT = ThreadpoolController().limit
-        except ImportError:
-            _BLAS_LIMIT = False
+        _BLAS_LIMIT = _blas_limiter() or False
     return _BLAS_LIMIT(limits=1, user_api="blas") if _BLAS_LIMIT else contextlib.nullcontext()
 
 
