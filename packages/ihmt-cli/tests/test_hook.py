@@ -158,6 +158,17 @@ def test_a_plain_coding_prompt_adds_nothing(world: World) -> None:
     assert all(r["added"] == 0 for r in world.log())
 
 
+def test_a_question_about_the_tests_gets_the_memory_a_request_does_not(world: World) -> None:
+    (tests,) = remember(world, ("Run the lynx tests with make check, never plain pytest.", ""))
+
+    request = world.hook("prompt", claude_prompt(world, "run the tests", session="s-1"))
+    question = world.hook("prompt", claude_prompt(world, "how do I run the tests?", session="s-2"))
+
+    assert request.out == ""
+    assert world.log()[0]["outcome"] == "a request sharing only everyday coding words"
+    assert "make check" in question.context() and tests in question.context()
+
+
 def test_a_memory_is_never_added_twice_in_a_session(world: World) -> None:
     remember(world, (DEPLOY, ""))
     question = "which host do we deploy lynx to?"

@@ -11,8 +11,8 @@ The rules:
 - **On a prompt**, search the memory with it in the prompt's project (the git root of its
   ``cwd``). Add the compact answer, clipped to :data:`PROMPT_TOKENS`, only when it is
   FOUND with confidence at least :data:`MIN_CONFIDENCE`, AMBIGUOUS, or relays an OUTDATED
-  correction, and the memory shares more than everyday coding words with the prompt
-  (:data:`CODING_WORDS`); otherwise add nothing at all.
+  correction, and — for a request rather than a question — the memory shares more than
+  everyday coding words with it (:data:`CODING_WORDS`); otherwise add nothing at all.
 - **On session start**, a digest of the project (its latest corrections and current
   facts), at most :data:`DIGEST_TOKENS`; nothing when the memory knows nothing of it.
 - **Never twice in a session**: the ids already added are kept per session under
@@ -85,7 +85,38 @@ remove rename replace return run script show sort speed split style test tests t
 typo undo unit unused update use variable warning write
 """
 """Words of everyday coding requests ("run the tests", "remove the unused imports"): a
-memory that shares only these with a prompt is not what the prompt is about."""
+memory that shares only these with a request is not what the request is about. A
+question ("how do I run the tests?") asks what the memory knows, so it is not held to
+this."""
+QUESTION_WORDS = frozenset(
+    [
+        "how",
+        "what",
+        "what's",
+        "whats",
+        "which",
+        "where",
+        "who",
+        "when",
+        "why",
+        "is",
+        "are",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "cómo",
+        "qué",
+        "cuál",
+        "cuáles",
+        "dónde",
+        "quién",
+        "cuándo",
+        "por",
+    ]
+)
 DIGEST_FACTS = 6
 DIGEST_CORRECTIONS = 3
 DIGEST_RECENT = 4
@@ -189,6 +220,13 @@ def _is_specific(result: SearchResult) -> bool:
     return any(term not in generic for hit in hits for term in hit.matched)
 
 
+def _asks(prompt: str) -> bool:
+    """A question rather than a request: "how do I run the tests?" vs "run the tests"."""
+    text = prompt.strip().casefold()
+    first = text.split(maxsplit=1)[0] if text else ""
+    return text.endswith("?") or text.startswith("¿") or first in QUESTION_WORDS
+
+
 def _relays_correction(result: SearchResult) -> bool:
     return any(n.startswith(("OUTDATED", "PROBABLY OUTDATED")) for n in result.notices)
 
@@ -201,8 +239,8 @@ def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str]
     result = memory.search(query, project=project)
     if result.status == "not_found" or not result.results:
         return Recall(reason="not found")
-    if not _is_specific(result):
-        return Recall(reason="only everyday coding words in common")
+    if not _is_specific(result) and not _asks(query):
+        return Recall(reason="a request sharing only everyday coding words")
     correction = _relays_correction(result)
     if result.status == "ambiguous":
         reason = "ambiguous"
