@@ -350,7 +350,7 @@ class Navigator:
             # only reads alike.
             explained = _coverage(lexical_best, groups, weights) if lexical_best else 0.0
             share = SEMANTIC_WEIGHT * (1 - ADAPT * explained)
-            scores = self._fused(leaves, scores, sims, share, q_terms, c_terms, options)
+            scores = self._fused(leaves, sims, share, q_terms, c_terms, options)
             if leaves:
                 nearest = max(leaves, key=lambda c: (sims.of(c.entry.id) or -1.0, c.entry.id))
                 agree = lexical_best is not None and nearest.entry.id == lexical_best.entry.id
@@ -541,15 +541,14 @@ class Navigator:
     def _fused(
         self,
         leaves: Sequence[Candidate],
-        scores: dict[str, float],
         sims: Similarities,
         share: float,
         q_terms: Sequence[str],
         c_terms: Sequence[str],
         options: SearchOptions,
     ) -> dict[str, float]:
-        """``SEMANTIC_WEIGHT · cos′ + (1 − SEMANTIC_WEIGHT) · bm25′`` over the candidates,
-        then the same factors as BM25's (clue, other project)."""
+        """``share · cos′ + (1 − share) · bm25′`` over the candidates, then the same factors
+        as BM25's scores get (a clue, another project)."""
         cos = {c.entry.id: sims.of(c.entry.id) for c in leaves}
         known = [v for v in cos.values() if v is not None]
         # Scaled from the lowest cosine of any memory, so that no candidate scores zero.
