@@ -26,6 +26,7 @@ it sets ``IHMT_SEMANTIC=on`` (``off`` without the flag), so both runs are compar
 from __future__ import annotations
 
 import argparse
+import datetime
 import functools
 import os
 import re
@@ -216,6 +217,7 @@ class MemorySystem:
         self.replaced = 0
         self.replaces_asked = 0
         self.replace_outcomes: Counter[str] = Counter()
+        self._shift_days = 0
 
     def _save(self, memory: Memory) -> str:
         replaces = ""
@@ -223,7 +225,7 @@ class MemorySystem:
             replaces = " ".join(self._text_of[memory.supersedes].split()[:8])
             self.replaces_asked += 1
         result = self.memory.save(
-            memory.text, project=memory.project or "", date=memory.date, replaces=replaces
+            memory.text, project=memory.project or "", date=self._dated(memory), replaces=replaces
         )
         if replaces:
             outcome = result.replaced.status
@@ -236,7 +238,18 @@ class MemorySystem:
         self._id_of[memory.id_hint] = result.ids[0]
         return result.ids[0]
 
+    def _dated(self, memory: Memory) -> str:
+        """The memory's date, moved back by the same number of days for every memory when
+        the corpus runs past today (a save dated in the future is refused)."""
+        when = datetime.date.fromisoformat(memory.date[:10])
+        return (when - datetime.timedelta(days=self._shift_days)).isoformat()
+
     def ingest(self, memories: Sequence[Memory]) -> list[str]:
+        last = max((datetime.date.fromisoformat(m.date[:10]) for m in memories), default=None)
+        today = datetime.date.today()
+        room = datetime.timedelta(days=60)  # the timed saves come up to 40 days later
+        if last is not None and last + room > today:
+            self._shift_days = (last + room - today).days
         return [self._save(m) for m in memories]
 
     def save(self, memory: Memory) -> str:
