@@ -751,3 +751,17 @@ def test_a_given_title_wins_over_the_text(store: Store) -> None:
     leaf = store.put_leaf(make_leaf("## 2024-03-11\nbody", extra={"title": "Ferry plans"}))
     entry = store.entry(leaf.leaf_id)
     assert entry is not None and entry.title == "Ferry plans"
+
+
+def test_a_search_within_a_few_ids_scores_exactly_those_holding_a_term(tmp_path: Path) -> None:
+    texts = [f"note {n} about the harbor team and its weekly review" for n in range(30)]
+    texts += [f"unrelated memo {n} on lunch plans" for n in range(30)]
+    store, leaves = store_with(tmp_path / "m", texts)
+    everything = {c.entry.id: c for c in store.candidates("harbor review", limit=100)}
+    chosen = [leaves[3].leaf_id, leaves[17].leaf_id, leaves[40].leaf_id]  # the last: no term
+    within = store.candidates("harbor review", limit=10, within=chosen)
+    expected = sorted(chosen[:2], key=lambda i: (-everything[i].score, i))
+    assert [c.entry.id for c in within] == expected
+    for cand in within:
+        assert cand.score == pytest.approx(everything[cand.entry.id].score)
+        assert set(cand.matched) == {"harbor", "review"}

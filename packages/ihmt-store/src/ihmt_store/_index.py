@@ -859,9 +859,15 @@ class Index:
                     break
                 rare.append(term)
                 budget += df[term]
+        filters = _Filters(kinds, domain, project, source_prefix, ids)
+        if ids is not None and len(ids) <= _DIRECT_IDS:
+            # A few named items (the memories nearest in meaning): score them directly
+            # instead of walking the postings of every query term.
+            rowids = self._rowids_of(ids)
+            direct = self._score_rows(rowids, found, present, idf, avgdl, weights, filters, limit)
+            return [item for item in direct if item[2]][:limit]
         others = present[len(rare) :]
         bound = (_K1 + 1) * sum(idf[t] for t in others)
-        filters = _Filters(kinds, domain, project, source_prefix, ids)
         scored: list[tuple[Entry, float, frozenset[str]]] = []
         if rare:
             rowids = [
@@ -881,6 +887,20 @@ class Index:
             scored.extend(item for item in extra if item[0].id not in seen)
             scored.sort(key=lambda item: (-item[1], item[0].id))
         return scored[:limit]
+
+    def _rowids_of(self, ids: Sequence[str]) -> list[int]:
+        out: list[int] = []
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            out.extend(
+                row[0]
+                for row in self.conn.execute(
+                    f"SELECT rowid FROM items WHERE id IN ({marks})", chunk
+                )
+            )
+        return out
 
     def _score_rows(
         self,
@@ -1003,6 +1023,8 @@ _IDF_FLOOR = 1e-6
 """FTS5's floor for the IDF of a term found in more than half the documents."""
 _EXHAUSTIVE_BELOW = 5000
 """Below this many term occurrences in documents, FTS5 ranks every match directly."""
+_DIRECT_IDS = 1000
+"""A search restricted to at most this many ids scores them directly."""
 _RARE_BUDGET = 400
 """Documents the rarest query terms may bring in before the rest count as common."""
 _COMMON_MIN = 1000
