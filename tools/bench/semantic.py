@@ -12,7 +12,7 @@ through the store and the navigator, as ``scale.py`` does), then:
   p50/p95 over the corpus's queries (a few asked first, untimed) and ``save_memory``
   p50/p95 of new memories, in the same run so the two modes meet the same machine;
 - **CLI**: a one-shot ``ihmt search`` in a fresh process, words only and with the layer
-  (its model read back from ``$IHMT_HOME/cache``), median of five.
+  (its model read back from the user's cache folder), median of five.
 
 The machine is shared: compare the two modes of one run, not runs of different days.
 """

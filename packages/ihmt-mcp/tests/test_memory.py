@@ -413,3 +413,15 @@ def test_corrections_list_replaces_marks_that_no_fact_change_shows(memory: Memor
     assert memory.corrections("user") == ()
     memory.restore(old.ids[0])
     assert memory.corrections() == ()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX cache folders")
+def test_the_model_cache_lives_in_the_users_cache_folder_never_in_the_memory() -> None:
+    base = {"IHMT_HOME": "/data/me/.ihmt", "HOME": "/home/me"}
+    assert Settings.from_env(base).cache_dir == Path("/home/me/.cache/ihmt")
+    xdg = Settings.from_env({**base, "XDG_CACHE_HOME": "/var/cache/me"})
+    assert xdg.cache_dir == Path("/var/cache/me/ihmt")
+    explicit = Settings.from_env({**base, "IHMT_CACHE_DIR": "/tmp/models"})
+    assert explicit.cache_dir == Path("/tmp/models")
+    assert Settings.from_env({"IHMT_HOME": "/x"}).cache_dir is None
+    assert Settings.from_env({**base, "IHMT_SEMANTIC": " OFF "}).semantic == "off"

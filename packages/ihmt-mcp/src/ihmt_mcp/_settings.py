@@ -48,6 +48,10 @@ class Settings:
     semantic: str = "auto"
     """``$IHMT_SEMANTIC``: ``auto`` (meaning as well as words when the extra is installed),
     ``on`` (the same) or ``off`` (words only)."""
+    cache_dir: Path | None = None
+    """Where the loaded sentence encoder is kept for the next process: ``$IHMT_CACHE_DIR``,
+    else the user's cache folder (``$XDG_CACHE_HOME/ihmt``, ``~/.cache/ihmt``;
+    ``%LOCALAPPDATA%\\ihmt\\cache`` on Windows). Never inside the memory folder."""
 
     @classmethod
     def from_env(
@@ -69,12 +73,13 @@ class Settings:
             project=env.get("IHMT_PROJECT"),
             log_level=level,
             semantic=(env.get("IHMT_SEMANTIC") or "auto").strip().lower(),
+            cache_dir=_cache_dir(env),
         )
 
     @classmethod
     def for_home(cls, home: Path, *, cwd: Path | None = None) -> Settings:
         """Settings for an explicit home folder (tests, embedding): the environment counts
-        only for ``IHMT_SEMANTIC``."""
+        only for ``IHMT_SEMANTIC`` (and no model cache is kept)."""
         return cls.from_env(
             {"IHMT_HOME": str(home), "IHMT_SEMANTIC": os.environ.get("IHMT_SEMANTIC", "auto")},
             cwd=cwd,
@@ -86,3 +91,18 @@ class Settings:
             return self.project.strip()
         root = find_project_root(self.cwd)
         return root.name if root is not None else ""
+
+
+def _cache_dir(env: Mapping[str, str]) -> Path | None:
+    """The user's cache folder for IHMT (None when no home folder is known)."""
+    explicit = env.get("IHMT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    if os.name == "nt":
+        local = env.get("LOCALAPPDATA")
+        return Path(local) / "ihmt" / "cache" if local else None
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "ihmt"
+    home = env.get("HOME")
+    return Path(home) / ".cache" / "ihmt" if home else None

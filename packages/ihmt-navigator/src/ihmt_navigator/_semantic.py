@@ -222,7 +222,7 @@ def load_embedder(
     ``auto`` and ``on`` use the shipped model when the extra is installed; a model that
     fails to load leaves search lexical, saying why. The result is kept for the process:
     the MCP server loads the model once and keeps it warm. ``cache_dir`` (the user's
-    ``$IHMT_HOME/cache``) keeps the loaded model for the next process.
+    cache folder, e.g. ``~/.cache/ihmt``) keeps the loaded model for the next process.
     """
     choice = (setting or "auto").strip().lower()
     if choice not in SETTINGS:
