@@ -41,7 +41,7 @@ def agent_cli() -> Callable[[str], str]:
 
 
 @pytest.fixture
-def agent_env(tmp_path: Path) -> dict[str, str]:
+def agent_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A child environment with a fresh HOME, the agents on PATH, and no optional traffic."""
     home = tmp_path / "home"
     home.mkdir()
@@ -56,6 +56,8 @@ def agent_env(tmp_path: Path) -> dict[str, str]:
             "HOME": str(home),
             "PATH": f"{AGENTS_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin",
             "IHMT_PROJECT": "",
+            # One sentence-encoder cache for the run (85 MB), not one per fresh HOME.
+            "IHMT_CACHE_DIR": str(tmp_path_factory.getbasetemp() / "ihmt-model-cache"),
             # no telemetry, update checks or model catalogue downloads from the clients
             "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1",
