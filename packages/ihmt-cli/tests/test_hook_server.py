@@ -154,6 +154,7 @@ def test_a_stopped_server_leaves_no_socket_and_hooks_answer_alone(home: Home) ->
     assert not (home.hooks / "server.json").exists()
     out, record = home.hook(QUESTION, "s-2")
     assert "vega-3" in out and record["via"] == "process"
+    _wait(lambda: home.status() is not None, "the server that hook started again")
 
 
 def test_one_server_per_home(home: Home) -> None:
