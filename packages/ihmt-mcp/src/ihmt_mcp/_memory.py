@@ -69,6 +69,7 @@ from ihmt_store import (
     Span,
     Store,
     StoreConfig,
+    StoreError,
     leaf_id_for,
     normalize_timestamp,
     now_timestamp,
@@ -389,7 +390,11 @@ class Memory:
         vectors = self.vectors
         if vectors is None:
             return None
-        return len(vectors.missing(entry.id for entry in self.store.iter_entries("leaf")))
+        try:
+            return len(vectors.missing(entry.id for entry in self.store.iter_entries("leaf")))
+        except StoreError as exc:  # the derived file cannot be read: all of them lack one
+            logger.warning("the vectors cannot be read: %s", exc)
+            return self.store.count("leaf")
 
     @property
     def summarizer(self) -> Summarizer:

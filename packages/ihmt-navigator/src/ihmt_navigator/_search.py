@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -38,6 +39,8 @@ from ihmt_store import (
     normalize_timestamp,
     terms,
 )
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ClueProvider", "Navigator", "SearchOptions", "is_test_path"]
 
@@ -342,7 +345,7 @@ class Navigator:
         )
         agree = True
         nearest: Candidate | None = None
-        sims = self.vectors.query(f"{query} {clue}" if clue else query) if self.vectors else None
+        sims = self._similarities(f"{query} {clue}" if clue else query)
         if sims is not None and len(sims):
             leaves = self._with_nearest(leaves, sims, q_terms + c_terms, options, bool(filtered))
             # The more of the question BM25's best memory holds, the less meaning has to
@@ -472,6 +475,17 @@ class Navigator:
         )
 
     # ------------------------------------------------------------------ steps
+    def _similarities(self, text: str) -> Similarities | None:
+        """Meaning's view of the question, or None: without the layer, or when it fails
+        (a full disk, a damaged vectors file), search goes on by words."""
+        if self.vectors is None:
+            return None
+        try:
+            return self.vectors.query(text)
+        except Exception as exc:  # noqa: BLE001 (meaning is a bonus; words still answer)
+            logger.warning("searching by words only: the vectors failed (%s)", exc)
+            return None
+
     def _with_nearest(
         self,
         leaves: list[Candidate],

@@ -91,6 +91,9 @@ LOCK_FILE = "ihmt.lock"
 _OWN_NAMES = frozenset({"ihmt.config.json", "root.json", "ihmt.lock", "layer0", "layers", "state"})
 """What a store being created (by another process, right now) may already hold."""
 
+DISK_FULL = (
+    "the disk is full; free some space and try again (nothing was changed; searches still work)"
+)
 _UNSET: Any = object()
 
 _LOCKS: dict[str, StoreLock] = {}
@@ -320,8 +323,13 @@ class _Batch:
 
     def close(self) -> None:
         if self.journal is not None:
-            self.journal.close()
-            self.journal = None
+            journal, self.journal = self.journal, None
+            try:
+                journal.close()
+            except OSError as exc:
+                # A full disk refusing the journal's last buffered bytes: after a publish
+                # the journal is deleted next; after a failure, recovery reads the files.
+                logger.warning("the write journal could not be closed cleanly: %s", exc)
 
 
 def _unlink_quietly(path: Path) -> None:
@@ -374,11 +382,7 @@ def _index_error(exc: sqlite3.Error, path: Path, *, reading: bool = False) -> St
             path=path / STATE_DIR / INDEX_FILE,
         )
     if _disk_is_full(exc, path / STATE_DIR / INDEX_FILE):
-        return StoreIOError(
-            "the disk is full; free some space and try again (nothing was changed; "
-            "searches still work)",
-            path=path,
-        )
+        return StoreIOError(DISK_FULL, path=path)
     return StoreIOError(
         f"the index could not be written ({exc}); nothing acknowledged was lost",
         path=path / STATE_DIR / INDEX_FILE,
@@ -838,6 +842,9 @@ class Store:
                             path=self.path / STATE_DIR / INDEX_FILE,
                         ) from exc
                     raise _index_error(exc, self.path) from exc
+                if isinstance(exc, OSError) and _disk_is_full(exc, self.path):
+                    # The journal or a file could not be written (the batch rolled back).
+                    raise StoreIOError(DISK_FULL, path=self.path) from exc
                 raise
             self._batch = None
             batch.close()
