@@ -156,3 +156,12 @@ def test_splitters_refuse_text_with_nul_characters() -> None:
 def test_control_character_soup_is_binary() -> None:
     with pytest.raises(BinaryContentError):
         split("\x01\x02\x03\x04\x05\x06" * 100)
+
+
+@pytest.mark.parametrize("text", ["¡sí!", "¡sí! ¡sí! ¡sí! ¡sí! ¡sí!", "Ñandú"])
+def test_a_few_spanish_words_in_latin1_are_not_binary_nor_cyrillic(text: str) -> None:
+    # charset-normalizer names no encoding for the first two, or Windows-1251 ("Ўsн!"):
+    # a word mixing ASCII with Cyrillic letters is the tell of a wrong code page.
+    decoded = decode(text.encode("latin-1"))
+    assert decoded.text == text
+    assert not decoded.lossy

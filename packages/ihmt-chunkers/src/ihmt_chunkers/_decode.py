@@ -105,10 +105,37 @@ _CANDIDATES = ("cp1252", "cp1251", "koi8_r", "cp1253", "cp932", "gb18030", "big5
 
 def _detected(data: bytes) -> Decoded | None:
     """Text in a legacy encoding (Latin-1, Windows-1252, Shift-JIS…) decoded correctly,
-    with a notice saying so; None when no encoding reads all of it as clean text."""
-    encoding = _likeliest(data)
-    if encoding is None:
-        return None
+    with a notice saying so; None when no encoding reads all of it as clean text.
+
+    What charset-normalizer names is tried first; then Windows-1252, the likeliest for
+    the languages IHMT reads, because on a few words ("¡sí!") charset-normalizer names
+    none, and reading them as broken UTF-8 would call a short Spanish note binary."""
+    for encoding in dict.fromkeys((_likeliest(data), _CANDIDATES[0])):
+        if encoding is not None:
+            found = _strictly(data, encoding)
+            if found is not None and not _mixes_scripts(found.text):
+                return found
+    return None
+
+
+_WORD = LazyRegex(r"[^\W\d_]+")
+
+
+def _mixes_scripts(text: str) -> bool:
+    """True when a word holds both ASCII letters and letters beyond the Latin alphabets
+    ("Ўsн" for "¡sí" read as Cyrillic): the tell of a wrong code page, since real words
+    are written in one script."""
+    for word in _WORD.findall(text[:_SAMPLE]):
+        if word.isascii():
+            continue
+        if any(c.isascii() for c in word) and any(ord(c) > 0x24F for c in word):
+            return True
+    return False
+
+
+def _strictly(data: bytes, encoding: str) -> Decoded | None:
+    """``data`` read as ``encoding`` when every byte means a character and the text is
+    clean; None otherwise."""
     try:
         # Strict: every byte must mean a character in that encoding, and the text must
         # give the same bytes back (cp932 reads some byte pairs as characters it writes
