@@ -19,8 +19,8 @@ def ihmt_with(ihmt_bin: str, ihmt_env: dict[str, str], home: Path, tmp_path: Pat
     """Run ``ihmt ARGS`` with IHMT_SEMANTIC set as asked (the layer on by default)."""
     home.mkdir(exist_ok=True)
 
-    def run(*args: str, semantic: str = "auto") -> subprocess.CompletedProcess[str]:
-        env = {**ihmt_env, "IHMT_SEMANTIC": semantic, "HOME": str(home / "user")}
+    def run(*args: str, semantic: str = "auto", **extra: str) -> subprocess.CompletedProcess[str]:
+        env = {**ihmt_env, "IHMT_SEMANTIC": semantic, "HOME": str(home / "user"), **extra}
         return subprocess.run(
             [ihmt_bin, *args],
             capture_output=True,
@@ -85,3 +85,30 @@ def test_doctor_and_index_say_why_search_is_words_only(ihmt_with: Ihmt) -> None:
         "ihmt: error: search is by words only here: turned off (IHMT_SEMANTIC=off)"
     ]
     assert "Traceback" not in refused.stderr
+
+
+def test_a_model2vec_folder_can_be_the_model(ihmt_with: Ihmt, tmp_path: Path) -> None:
+    pytest.importorskip("model2vec", reason="the [model2vec] extra is not installed")
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = ["[UNK]", "[PAD]", "backups", "copias", "lunch"]
+    tokenizer = Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    vectors = np.eye(len(words), 4, dtype=np.float32)
+    vectors[3, 2] = 1.0  # "copias" points where "backups" does
+    StaticModel(vectors=vectors, tokenizer=tokenizer).save_pretrained(tmp_path / "m2v")
+    model = {"IHMT_SEMANTIC_MODEL": f"model2vec:{tmp_path / 'm2v'}"}
+
+    assert ihmt_with("init", "-q", **model).returncode == 0
+    assert ihmt_with("save", "nightly backups go to the bucket", **model).returncode == 0
+    index = json.loads(ihmt_with("--json", "index", **model).stdout)
+    assert index["model"].startswith("model2vec:m2v@") and index["vectors_missing"] == 0
+    doctor = ihmt_with("doctor", "--no-connect", **model).stdout
+    assert "search words and meaning (model2vec:m2v@" in doctor
+    # Back to the shipped model: its vectors are another space, so they are missing.
+    back = json.loads(ihmt_with("--json", "index").stdout)
+    assert back["model"].startswith("use-multilingual-v3@") and back["vectors_missing"] == 1

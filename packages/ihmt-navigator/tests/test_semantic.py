@@ -209,3 +209,55 @@ def test_the_loaded_model_is_kept_for_the_next_process_privately(tmp_path: Path)
     kept.chmod(0o666)  # writable by others: not trusted, so never unpickled
     assert (UniversalSentenceEncoder(cache).embed(["copias de seguridad"]) == expected).all()
     assert kept.read_bytes() == b"planted by someone else"
+
+
+def _tiny_model2vec(folder: Path, seed: int = 0) -> Path:
+    """A Model2Vec static model built here: a word-level tokenizer over a few words whose
+    vectors put backups near copies and lunch near taqueria (no hub, no download)."""
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = ["[UNK]", "[PAD]", "backups", "copias", "laptop", "lunch", "taqueria", "printer"]
+    vocab = {w: i for i, w in enumerate(words)}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    rng = np.random.RandomState(seed)
+    vectors = rng.rand(len(words), 8).astype(np.float32) * 0.05
+    vectors[vocab["backups"], 0] = vectors[vocab["copias"], 0] = 1.0
+    vectors[vocab["lunch"], 1] = vectors[vocab["taqueria"], 1] = 1.0
+    vectors[vocab["printer"], 2] = 1.0
+    StaticModel(vectors=vectors, tokenizer=tokenizer, normalize=True).save_pretrained(folder)
+    return folder
+
+
+def test_a_model2vec_model_is_a_second_backend(
+    make_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    pytest.importorskip("model2vec", reason="the [model2vec] extra is not installed")
+    folder = _tiny_model2vec(tmp_path / "tiny")
+    model, mode = load_embedder("auto", model=f"model2vec:{folder}")
+    assert model is not None, mode.reason
+    assert mode.active and model.name.startswith("model2vec:tiny@") and model.dim == 8
+    store = make_store()
+    vectors = VectorIndex(store, model)
+    ids = {}
+    for text in ("laptop backups nightly", "lunch at the taqueria", "printer driver"):
+        leaf = store.put_leaf(make_leaf(text, position=store.count() + 1))
+        vectors.write({leaf.leaf_id: text})
+        ids[text] = leaf.leaf_id
+    nearest = vectors.query("copias").top(1)
+    assert nearest[0][0] == ids["laptop backups nightly"]
+    # Another model's vectors live in another space: never mixed with these.
+    other = load_embedder("auto", model=f"model2vec:{_tiny_model2vec(tmp_path / 'b', 1)}")[0]
+    assert other is not None and other.name != model.name
+    assert VectorIndex(store, other).missing(ids.values()) == list(ids.values())
+
+
+def test_a_bad_model_setting_says_why_search_is_lexical() -> None:
+    model, mode = load_embedder("auto", model="word2vec:anything")
+    assert model is None and "model2vec:<folder or hub id>" in mode.reason
+    model, mode = load_embedder("auto", model="model2vec:/no/such/folder")
+    assert model is None and "did not load" in mode.reason

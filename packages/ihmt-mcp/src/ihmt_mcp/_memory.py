@@ -342,8 +342,12 @@ class Memory:
         """The semantic layer's vectors, or None when search is by words only (see
         :attr:`semantic_mode` for why). The model loads once per process."""
         if self._vectors is False:
-            cache = self.settings.cache_dir if self.settings is not None else None
-            embedder, self._mode = load_embedder(self._semantic, cache_dir=cache)
+            settings = self.settings
+            embedder, self._mode = load_embedder(
+                self._semantic,
+                model=settings.semantic_model if settings is not None else "",
+                cache_dir=settings.cache_dir if settings is not None else None,
+            )
             self._vectors = VectorIndex(self.store, embedder) if embedder is not None else None
         assert not isinstance(self._vectors, bool)
         return self._vectors

@@ -559,7 +559,7 @@ def _version() -> str:
 def _warm_up(settings: Settings) -> None:
     from ihmt_navigator import load_embedder
 
-    load_embedder(settings.semantic, cache_dir=settings.cache_dir)
+    load_embedder(settings.semantic, model=settings.semantic_model, cache_dir=settings.cache_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,9 @@ class Settings:
     semantic: str = "auto"
     """``$IHMT_SEMANTIC``: ``auto`` (meaning as well as words when the extra is installed),
     ``on`` (the same) or ``off`` (words only)."""
+    semantic_model: str = ""
+    """``$IHMT_SEMANTIC_MODEL``: empty for the shipped encoder, or ``model2vec:<folder or
+    hub id>`` for a Model2Vec static model (the ``[model2vec]`` extra)."""
     cache_dir: Path | None = None
     """Where the loaded sentence encoder is kept for the next process: ``$IHMT_CACHE_DIR``,
     else the user's cache folder (``$XDG_CACHE_HOME/ihmt``, ``~/.cache/ihmt``;
@@ -73,15 +76,20 @@ class Settings:
             project=env.get("IHMT_PROJECT"),
             log_level=level,
             semantic=(env.get("IHMT_SEMANTIC") or "auto").strip().lower(),
+            semantic_model=(env.get("IHMT_SEMANTIC_MODEL") or "").strip(),
             cache_dir=_cache_dir(env),
         )
 
     @classmethod
     def for_home(cls, home: Path, *, cwd: Path | None = None) -> Settings:
         """Settings for an explicit home folder (tests, embedding): the environment counts
-        only for ``IHMT_SEMANTIC`` (and no model cache is kept)."""
+        only for ``IHMT_SEMANTIC`` and ``IHMT_SEMANTIC_MODEL`` (and no model cache is
+        kept)."""
         return cls.from_env(
-            {"IHMT_HOME": str(home), "IHMT_SEMANTIC": os.environ.get("IHMT_SEMANTIC", "auto")},
+            {
+                "IHMT_HOME": str(home),
+                **{k: v for k, v in os.environ.items() if k.startswith("IHMT_SEMANTIC")},
+            },
             cwd=cwd,
         )
 

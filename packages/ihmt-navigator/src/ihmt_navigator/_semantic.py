@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "Embedder",
+    "Model2VecEncoder",
     "SemanticMode",
     "Similarities",
     "VectorIndex",
@@ -215,7 +216,7 @@ _LOAD_LOCK = threading.Lock()
 
 
 def load_embedder(
-    setting: str = "auto", *, cache_dir: Path | None = None
+    setting: str = "auto", *, model: str = "", cache_dir: Path | None = None
 ) -> tuple[Embedder | None, SemanticMode]:
     """The process's embedder for ``setting`` (``auto``, ``on`` or ``off``), and why.
 
@@ -223,6 +224,10 @@ def load_embedder(
     fails to load leaves search lexical, saying why. The result is kept for the process:
     the MCP server loads the model once and keeps it warm. ``cache_dir`` (the user's
     cache folder, e.g. ``~/.cache/ihmt``) keeps the loaded model for the next process.
+
+    ``model`` (``$IHMT_SEMANTIC_MODEL``) picks another backend: ``model2vec:<name>``, a
+    Model2Vec static model from a local folder or the Hugging Face hub (downloaded on
+    first use, so not offline until then; the ``[model2vec]`` extra).
     """
     choice = (setting or "auto").strip().lower()
     if choice not in SETTINGS:
@@ -231,10 +236,70 @@ def load_embedder(
         )
     if choice == "off":
         return None, SemanticMode(False, "", "turned off (IHMT_SEMANTIC=off)")
+    wanted = (model or "").strip()
     with _LOAD_LOCK:
-        if choice not in _LOADED:
-            _LOADED[choice] = _load(cache_dir)
-        return _LOADED[choice]
+        if wanted not in _LOADED:
+            _LOADED[wanted] = _load_model2vec(wanted) if wanted else _load(cache_dir)
+        return _LOADED[wanted]
+
+
+def _load_model2vec(spec: str) -> tuple[Embedder | None, SemanticMode]:
+    kind, _, name = spec.partition(":")
+    if kind != "model2vec" or not name.strip():
+        return None, SemanticMode(
+            False, "", f"IHMT_SEMANTIC_MODEL={spec!r} is not 'model2vec:<folder or hub id>'"
+        )
+    try:
+        import model2vec  # noqa: F401
+    except ImportError:
+        return None, SemanticMode(
+            False,
+            "",
+            "the model2vec extra is not installed (pip install 'ihmt-navigator[model2vec]')",
+        )
+    try:
+        embedder = Model2VecEncoder(name.strip())
+        embedder.embed(["warm up"])
+    except Exception as exc:  # noqa: BLE001 (a broken model must not break search)
+        logger.warning("the model2vec model did not load: %s", exc)
+        return None, SemanticMode(False, "", f"the model did not load: {exc}")
+    return embedder, SemanticMode(True, embedder.name, "")
+
+
+class Model2VecEncoder:
+    """A Model2Vec static model (``model2vec``): a token-vector lookup and a mean, so a
+    few microseconds a text. Its name carries a digest of its vectors: a model that
+    changes behind the same name never reads the old vectors."""
+
+    def __init__(self, name: str) -> None:
+        import hashlib
+
+        import numpy as np
+        from model2vec import StaticModel
+
+        self._model = StaticModel.from_pretrained(name)
+        weights = np.asarray(self._model.embedding, dtype=np.float32)
+        digest = hashlib.sha256(weights.tobytes()).hexdigest()[:12]
+        label = Path(name).name if Path(name).exists() else name
+        self._name = f"model2vec:{label}@{digest}"
+        self._dim = int(weights.shape[1])
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        clipped = [t[:EMBED_CHARS] if t.strip() else "-" for t in texts]
+        with _one_blas_thread():
+            out = np.asarray(self._model.encode(clipped), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
 def _load(cache_dir: Path | None) -> tuple[Embedder | None, SemanticMode]:
