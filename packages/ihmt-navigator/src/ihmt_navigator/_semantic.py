@@ -420,15 +420,20 @@ class VectorIndex:
             for k, item in enumerate(fresh):
                 self._row[item] = start + k
             self._ids.extend(fresh)
-        for item, data in rows:
-            row = self._row.get(item)
-            if row is None:
-                continue
-            if data is None or len(data) != 2 * dim:
-                self._live[row] = False
-                continue
-            self._matrix[row] = np.frombuffer(data, dtype=np.float16).astype(np.float32)
-            self._live[row] = True
+        # One conversion for every row that brings a vector (a first load reads 50,000
+        # at once); a later row for the same item wins, as it was written later.
+        index = self._row
+        final = {index[item]: data for item, data in rows if item in index}
+        size = 2 * dim
+        targets = {row: data for row, data in final.items() if data and len(data) == size}
+        gone = [row for row in final if row not in targets]
+        if gone:
+            self._live[np.asarray(gone, dtype=np.int64)] = False
+        if targets:
+            at = np.fromiter(targets, dtype=np.int64, count=len(targets))
+            block = np.frombuffer(b"".join(targets.values()), dtype=np.float16)
+            self._matrix[at] = block.reshape(len(targets), dim).astype(np.float32)
+            self._live[at] = True
 
     @property
     def size(self) -> int:

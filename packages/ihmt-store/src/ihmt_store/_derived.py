@@ -177,17 +177,21 @@ class DerivedTable:
             now_epoch, now_seq = (int(head[0]), int(head[1])) if head else (0, 0)
             reset = epoch != now_epoch
             after = 0 if reset else seq
-            rows = conn.execute(
-                "SELECT item_id, data FROM derived WHERE space = ? AND seq > ? "
-                + ("AND data IS NOT NULL " if reset else "")
-                + "ORDER BY seq",
-                (space, after),
-            ).fetchall()
+            if reset:  # everything there is, in the table's own order (one per item)
+                rows = conn.execute(
+                    "SELECT item_id, data FROM derived WHERE space = ? AND data IS NOT NULL",
+                    (space,),
+                ).fetchall()
+            else:  # what changed since, in the order it was written
+                rows = conn.execute(
+                    "SELECT item_id, data FROM derived WHERE space = ? AND seq > ? ORDER BY seq",
+                    (space, after),
+                ).fetchall()
         return DerivedChanges(
             epoch=now_epoch,
             seq=now_seq,
             reset=reset,
-            rows=tuple((str(item), None if data is None else bytes(data)) for item, data in rows),
+            rows=tuple(rows),
         )
 
 
