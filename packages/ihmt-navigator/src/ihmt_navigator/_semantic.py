@@ -80,11 +80,6 @@ class SemanticMode:
     model: str
     reason: str
 
-    def describe(self) -> str:
-        if self.active:
-            return f"semantic (words + meaning): {self.model}"
-        return f"lexical (words only): {self.reason}"
-
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": "semantic" if self.active else "lexical",
