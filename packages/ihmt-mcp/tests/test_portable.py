@@ -342,3 +342,17 @@ def test_portable_memory_json_is_the_documented_object() -> None:
         "id", "content", "timestamp", "project", "domain", "type", "tags", "source", "title",
         "outdated_by", "corrected_on", "reason",
     ]  # fmt: skip
+
+
+def test_an_import_reports_progress_in_bytes_like_a_file_ingest(
+    mem: Memory, tmp_path: Path
+) -> None:
+    texts = [f"Note {n}: the heron build cache lives on volume {n}." for n in range(30)]
+    path = tmp_path / "notes.jsonl"
+    path.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n")
+    seen: list[tuple[int, int]] = []
+    mem.ingest([path], progress=lambda done, total, _name: seen.append((done, total)))
+    total = sum(len(t.encode("utf-8")) for t in texts)
+    assert seen and all(t == total for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1][0] == total

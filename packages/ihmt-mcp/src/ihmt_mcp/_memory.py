@@ -1221,8 +1221,12 @@ class Memory:
         written = 0
         created = 0
         total = len(leaves)
+        # Progress in bytes of text, like a file ingest's (the CLI's bar shows MB).
+        sizes = [len(leaf.text.encode("utf-8")) for leaf in leaves]
+        total_bytes, done_bytes = sum(sizes), 0
         for start in range(0, total, INGEST_GROUP):
             group = leaves[start : start + INGEST_GROUP]
+            done_bytes += sum(sizes[start : start + INGEST_GROUP])
             with self.store.batch():
                 stored = self.store.put_leaves(group)
                 self._write_vectors(stored)
@@ -1233,7 +1237,7 @@ class Memory:
             with self.store.locked():
                 notices.extend(self._ingest_facts([leaf.leaf_id for leaf in stored]))
             if progress is not None:
-                progress(min(start + len(group), total), total, stored[-1].source if stored else "")
+                progress(done_bytes, total_bytes, stored[-1].source if stored else "")
         notices.extend(self._import_facts(batches, id_map))
         notices.extend(self._import_links(items, batches, id_map))
         logger.info("imported %d memory(ies) into %d leaf(s)", len(items), written)
