@@ -401,6 +401,27 @@ def test_doctor_reports_a_healthy_store(sandbox: Sandbox) -> None:
     assert "claude-code (user): not registered" in text
 
 
+def test_doctor_reports_a_memory_edited_by_hand_until_a_search_reads_it(
+    sandbox: Sandbox,
+) -> None:
+    memory = sandbox.home / "mem"
+    store = memory / "ihmt_memory"
+    assert sandbox.run("init", "--path", str(store)).code == 0
+    assert sandbox.run("save", "We deploy with Argo CD.", "--path", str(store)).code == 0
+    (leaf,) = store.glob("layer0/**/*.txt")
+    leaf.write_bytes(leaf.read_bytes().replace(b"Argo CD", b"Flux and Helm charts"))
+
+    before = sandbox.run("doctor", "--home", str(memory), "--json")
+    assert before.code == 1
+    assert "1 memories were edited by hand" in before.json()["store"]["error"]
+
+    found = sandbox.run("search", "Flux Helm charts", "--path", str(store))
+    assert found.code == 0 and found.out.startswith("FOUND"), found.out
+    assert "edited by hand" in found.err
+    after = sandbox.run("doctor", "--home", str(memory), "--json")
+    assert after.code == 0 and after.json()["store"]["ok"], after.out
+
+
 def test_doctor_fails_when_a_registered_server_does_not_start(sandbox: Sandbox) -> None:
     config = sandbox.home / ".config" / "opencode" / "opencode.json"
     config.parent.mkdir(parents=True)

@@ -425,3 +425,21 @@ def test_the_model_cache_lives_in_the_users_cache_folder_never_in_the_memory() -
     assert explicit.cache_dir == Path("/tmp/models")
     assert Settings.from_env({"IHMT_HOME": "/x"}).cache_dir is None
     assert Settings.from_env({**base, "IHMT_SEMANTIC": " OFF "}).semantic == "off"
+
+
+def test_a_memory_edited_by_hand_answers_with_its_new_text_and_facts(tmp_path: Path) -> None:
+    memory = Memory.init(tmp_path / "m", semantic="off")
+    try:
+        saved = memory.save("I live in Madrid, near Retiro park.", date="2024-03-11")
+        entry = memory.store.entry(saved.ids[0])
+        assert entry is not None
+        path = memory.store.path / entry.path
+        path.write_bytes(path.read_bytes().replace(b"Madrid, near Retiro", b"Lisbon, in Alfama"))
+
+        result = memory.search("Where do I live? Lisbon")
+        assert result.status == "found" and "Alfama" in result.compact
+        assert memory.store.edited == []  # refreshed
+        assert [f.value for f in memory.facts("user", "location")] == ["Lisbon"]
+        assert memory.search("Madrid Retiro").status == "not_found"
+    finally:
+        memory.close()

@@ -765,3 +765,22 @@ def test_a_search_within_a_few_ids_scores_exactly_those_holding_a_term(tmp_path:
     for cand in within:
         assert cand.score == pytest.approx(everything[cand.entry.id].score)
         assert set(cand.matched) == {"harbor", "review"}
+
+
+def test_a_leaf_edited_by_hand_is_reindexed_when_read(tmp_path: Path) -> None:
+    store, leaves = store_with(tmp_path / "m", ["The staging database runs on port 5432."])
+    leaf = leaves[0]
+    path = tmp_path / "m" / store.entry(leaf.leaf_id).path  # type: ignore[union-attr]
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"port 5432", b"port 6543 behind pgbouncer"))
+    assert store.hand_edits() == [leaf.leaf_id]
+
+    read = store.read_leaf(leaf.leaf_id)
+    assert "pgbouncer" in read.text
+    assert store.edited == [leaf.leaf_id]
+    assert any("edited by hand" in n for n in store.notices)
+    assert [c.entry.id for c in store.candidates("pgbouncer")] == [leaf.leaf_id]
+    assert store.candidates("5432") == []
+    # Adopted once: the header now carries the new text's checksum; the text is as edited.
+    assert store.hand_edits() == []
+    assert b"port 6543 behind pgbouncer" in path.read_bytes()

@@ -92,11 +92,18 @@ def store_health(path: Path, config_file: str) -> StoreHealth:
         stats = memory.stats()
         version = memory.store.config.format_version
         search = {**memory.semantic_mode.to_json(), "vectors_missing": memory.vectors_missing()}
+        edited = memory.store.hand_edits()
     finally:
         memory.close()
     problems = []
     if stats.unreachable:
         problems.append(f"{stats.unreachable} memories unreachable from the trunk; ihmt rebuild")
+    if edited:
+        shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
+        problems.append(
+            f"{len(edited)} memories were edited by hand since they were indexed ({shown}); "
+            "the next search re-indexes them, or run ihmt rebuild"
+        )
     return StoreHealth(
         path=str(path),
         exists=True,

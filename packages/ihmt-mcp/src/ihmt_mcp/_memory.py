@@ -6,6 +6,7 @@ import codecs
 import logging
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
@@ -204,6 +205,11 @@ def _clip(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+HAND_EDIT_CHECK_S = 60.0
+"""How often (at most) a search looks for leaves edited by hand whose size changed: on
+the first search of a process, then once a minute (a ``stat`` per leaf)."""
+
+
 class Memory:
     """A long-term memory: save, search, correct and forget, over one store.
 
@@ -230,6 +236,7 @@ class Memory:
         self.settings = settings
         self._semantic = semantic or (settings.semantic if settings is not None else "auto")
         self._vectors: VectorIndex | bool | None = False  # False: not looked at yet
+        self._edits_checked = -HAND_EDIT_CHECK_S  # the first search looks
         self._mode: SemanticMode | None = None
         self._timeline: Timeline | None = None
         self._navigator: Navigator | None = None
@@ -721,15 +728,29 @@ class Memory:
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
         current = self._project(project)
-        result = self.navigator.search(
-            query,
-            clue=clue or None,
-            detail=detail,
-            as_of=as_of or None,
-            prefer_project=current or None,
-            domain=_domain(domain) if domain else None,
-            limit=limit,
-        )
+
+        def ask() -> SearchResult:
+            return self.navigator.search(
+                query,
+                clue=clue or None,
+                detail=detail,
+                as_of=as_of or None,
+                prefer_project=current or None,
+                domain=_domain(domain) if domain else None,
+                limit=limit,
+            )
+
+        if time.monotonic() - self._edits_checked > HAND_EDIT_CHECK_S:
+            self._edits_checked = time.monotonic()
+            self.store.adopt_hand_edits()
+            if self.store.edited:
+                self.settle_hand_edits()
+        result = ask()
+        if self.store.edited:
+            # A memory it read was edited by hand: the store re-indexed it; refresh what
+            # was derived from it and answer again with all of that current.
+            self.settle_hand_edits()
+            result = ask()
         best = result.best
         if result.status == "found" and best is not None and best.project != current:
             if best.project:
@@ -746,6 +767,20 @@ class Memory:
                 compact = f"{result.compact}\n{note}"
                 result = replace(result, compact=compact, tokens=estimate_tokens(compact))
         return result
+
+    def settle_hand_edits(self) -> tuple[str, ...]:
+        """Refresh the facts and vectors of the memories the store found edited by hand
+        (and re-indexed) since the last call; their ids."""
+        edited = tuple(dict.fromkeys(self.store.edited))
+        self.store.edited.clear()
+        if not edited:
+            return ()
+        live = list(self.store.read_leaves(edited))
+        with self.store.locked():
+            self._ingest_facts([leaf.leaf_id for leaf in live])
+        self._write_vectors(live)
+        logger.info("refreshed %d memory(ies) edited by hand", len(live))
+        return edited
 
     # ================================================================= forgetting
     def forget(self, memory_id: str, reason: str = "") -> ForgetResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
@@ -72,6 +73,17 @@ def parse_leaf(data: bytes, path: Path) -> Leaf:
         raise CorruptFileError(f"leaf header lacks {exc}", path=path) from None
     except (TypeError, ValueError) as exc:
         raise CorruptFileError(f"invalid leaf header: {exc}", path=path) from None
+
+
+_CHECKSUM = re.compile(rb'"checksum":\s*"([^"]*)"')
+
+
+def stored_checksum(data: bytes) -> str | None:
+    """The checksum a leaf file's header carries (None when it has none): it differs
+    from the text's own when the text was edited by hand."""
+    stop = data.find(HEADER_END.encode())
+    found = _CHECKSUM.search(data, 0, stop if stop >= 0 else len(data))
+    return found.group(1).decode("ascii", "replace") if found else None
 
 
 def branch_bytes(branch: Branch) -> bytes:
