@@ -443,3 +443,21 @@ def test_a_memory_edited_by_hand_answers_with_its_new_text_and_facts(tmp_path: P
         assert memory.search("Madrid Retiro").status == "not_found"
     finally:
         memory.close()
+
+
+def test_a_memory_that_must_answer_fast_can_leave_the_scan_for_hand_edits(
+    tmp_path: Path,
+) -> None:
+    memory = Memory.init(tmp_path / "m", semantic="off")
+    try:
+        saved = memory.save("The build cache lives on the shared volume.")
+        entry = memory.store.entry(saved.ids[0])
+        assert entry is not None
+        path = memory.store.path / entry.path
+        path.write_bytes(path.read_bytes().replace(b"shared volume", b"nvme scratch disk"))
+        memory.hand_edit_check_s = None  # as a one-shot hook does
+        assert memory.search("nvme scratch disk").status == "not_found"
+        memory.hand_edit_check_s = 0.0
+        assert memory.search("nvme scratch disk").status == "found"
+    finally:
+        memory.close()

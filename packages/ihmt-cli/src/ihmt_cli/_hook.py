@@ -507,6 +507,9 @@ def _recall_here(
     from ihmt_mcp import Memory
 
     memory = Memory.open(settings)
+    # A hook alone must answer fast: the scan for hand edits (a stat per memory) is left
+    # to the recall server and to searches.
+    memory.hand_edit_check_s = None
     try:
         if event == "prompt":
             return recall_for(memory, given.prompt, project=project, seen=seen)

@@ -237,6 +237,9 @@ class Memory:
         self._semantic = semantic or (settings.semantic if settings is not None else "auto")
         self._vectors: VectorIndex | bool | None = False  # False: not looked at yet
         self._edits_checked = -HAND_EDIT_CHECK_S  # the first search looks
+        self.hand_edit_check_s: float | None = HAND_EDIT_CHECK_S
+        """How often a search looks for leaves edited by hand (a ``stat`` per leaf);
+        None: never (a one-shot hook that must answer in milliseconds)."""
         self._mode: SemanticMode | None = None
         self._timeline: Timeline | None = None
         self._navigator: Navigator | None = None
@@ -740,7 +743,8 @@ class Memory:
                 limit=limit,
             )
 
-        if time.monotonic() - self._edits_checked > HAND_EDIT_CHECK_S:
+        every = self.hand_edit_check_s
+        if every is not None and time.monotonic() - self._edits_checked > every:
             self._edits_checked = time.monotonic()
             self.store.adopt_hand_edits()
             if self.store.edited:
