@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -461,3 +462,29 @@ def test_a_memory_that_must_answer_fast_can_leave_the_scan_for_hand_edits(
         assert memory.search("nvme scratch disk").status == "found"
     finally:
         memory.close()
+
+
+def test_a_model_that_fails_to_load_leaves_search_exactly_lexical(tmp_path: Path) -> None:
+    words_only = Memory.init(tmp_path / "m", semantic="off")
+    texts = [
+        "Laptop backups go to a Backblaze B2 bucket every night.",
+        "The team lunch moved to Thursdays.",
+        "Staging runs PostgreSQL 17 on port 5432.",
+    ]
+    for text in texts:
+        words_only.save(text, date="2025-01-10")
+    settings = Settings.for_home(tmp_path, cwd=tmp_path)
+    broken = Memory(
+        words_only.store,
+        settings=replace(settings, semantic_model="model2vec:/no/such/model"),
+        semantic="on",
+    )
+    assert not broken.semantic_mode.active and "did not load" in broken.semantic_mode.reason
+    for question in ("Where do backups go?", "¿A dónde van las copias?", "staging port"):
+        a, b = broken.search(question), words_only.search(question)
+        assert (a.status, [h.id for h in a.results], a.compact) == (
+            b.status,
+            [h.id for h in b.results],
+            b.compact,
+        )
+    words_only.close()

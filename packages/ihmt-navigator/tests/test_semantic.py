@@ -138,17 +138,26 @@ def test_a_question_about_someone_never_stored_stays_not_found(
     assert nav.search("What is the wifi password of the Lisbon office?").status == "not_found"
 
 
-def test_without_vectors_search_is_the_lexical_search(
+def test_memories_without_vectors_yet_are_searched_exactly_by_words(
     make_store: Callable[..., Store], embedder: Embedder
 ) -> None:
-    store, vectors, _ = _store(make_store, embedder)
-    _put(store, "Deploys run from the ops repository with `make ship`.", vectors)
-    lexical = Navigator(store).search("how do we deploy from the ops repository?")
-    again = Navigator(store, vectors=None).search("how do we deploy from the ops repository?")
-    assert (again.status, [h.id for h in again.results]) == (
-        lexical.status,
-        [h.id for h in lexical.results],
-    )
+    # A store filled before the extra was installed: the layer is on, no vector exists.
+    store = make_store()
+    for n, text in enumerate([*FILLER, "Deploys run from the ops repository with `make ship`."]):
+        store.put_leaf(make_leaf(text, position=n + 1))
+    on = Navigator(store, vectors=VectorIndex(store, embedder))
+    words = Navigator(store)
+    for question in (
+        "how do we deploy from the ops repository?",
+        "¿Cómo desplegamos?",
+        "Who blocks her afternoons?",
+    ):
+        a, b = on.search(question), words.search(question)
+        assert (a.status, [h.id for h in a.results], a.compact) == (
+            b.status,
+            [h.id for h in b.results],
+            b.compact,
+        )
 
 
 WRITE_ELSEWHERE = """

@@ -716,17 +716,11 @@ def stats_command() -> None:
     _configure_logging(state)
     with open_memory(state) as memory:
         stats = memory.stats()
-        search = _search_mode(memory)
+        search = memory.search_mode()
     state.emit(
         {**stats.to_json(), "search": search},
         f"{stats_text(stats)}\n{'search':<15} {_search_mode_text(search)}",
     )
-
-
-def _search_mode(memory: Memory) -> dict[str, Any]:
-    """What search uses, why, and how many memories still lack a vector."""
-    mode = memory.semantic_mode
-    return {**mode.to_json(), "vectors_missing": memory.vectors_missing()}
 
 
 def _search_mode_text(search: dict[str, Any]) -> str:
@@ -761,7 +755,7 @@ def index_command(semantic: bool) -> None:
                 embedded = memory.index_semantic(
                     None if progress is None else (lambda d, t: progress(d, t, ""))
                 )
-        search = _search_mode(memory)
+        search = memory.search_mode()
     head = f"INDEXED · {embedded:,} memories embedded" if semantic else "SEARCH"
     state.emit(
         {**search, "embedded": embedded},

@@ -91,7 +91,7 @@ def store_health(path: Path, config_file: str) -> StoreHealth:
     try:
         stats = memory.stats()
         version = memory.store.config.format_version
-        search = {**memory.semantic_mode.to_json(), "vectors_missing": memory.vectors_missing()}
+        search = memory.search_mode()
         edited = memory.store.hand_edits()
     finally:
         memory.close()

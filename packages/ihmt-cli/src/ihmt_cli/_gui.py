@@ -567,11 +567,7 @@ def build_app(gui: Gui) -> Starlette:
         if data["exists"]:
 
             def read(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
-                mode = memory.semantic_mode.to_json()
-                return memory.stats().to_json(), {
-                    **mode,
-                    "vectors_missing": memory.vectors_missing(),
-                }
+                return memory.stats().to_json(), memory.search_mode()
 
             data["stats"], data["search"] = await gui.run(read)
         return data

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
@@ -398,6 +398,11 @@ class Memory:
             return {leaf.leaf_id: leaf.text for leaf in store.read_leaves(chunk)}
 
         return vectors.backfill(texts, ids, progress)
+
+    def search_mode(self) -> dict[str, Any]:
+        """What search uses, why, and how many memories still lack a vector: the
+        ``search`` object of ``ihmt stats``/``doctor`` and the GUI's Diagnose screen."""
+        return {**self.semantic_mode.to_json(), "vectors_missing": self.vectors_missing()}
 
     def vectors_missing(self) -> int | None:
         """Memories without a vector, or None when the semantic layer is off."""

@@ -335,9 +335,10 @@ class Navigator:
         found = [c for c in found if self._admissible(c.entry, options)]
         leaves = [c for c in found if c.entry.kind == "leaf"]
         branches = [c for c in found if c.entry.kind == "branch"]
-        weights = self._term_weights(q_terms)
+        df = self.store.document_frequencies(q_terms)
+        weights = self._term_weights(q_terms, df)
         groups = word_groups(query, q_terms)
-        scores = {c.entry.id: self._adjusted(c, q_terms, c_terms, options) for c in leaves}
+        scores = {c.entry.id: c.score * self._factor(c, q_terms, c_terms, options) for c in leaves}
         # Whether to answer at all is the words' decision (cosines do not tell a question
         # the memory cannot answer from one it can): it is taken on BM25's best.
         lexical_best = max(
@@ -395,7 +396,7 @@ class Navigator:
             # so with a low confidence instead of NOT FOUND.
             stray, agree = False, False
             coverage = max(coverage, CROSS_LINGUAL_COVERAGE)
-        elif stray and picked and agree and shared and not self._unseen(groups):
+        elif stray and picked and agree and shared and not _unseen(groups, df):
             # Words and meaning pick the same memory, which holds some of the question's
             # words, and every other word of the question is one the memory knows: a
             # paraphrase, not a stray match. Answer, with the low confidence of the words'
@@ -524,11 +525,6 @@ class Navigator:
             *(lexical.get(e.id) or Candidate(entry=e, score=0.0, matched=()) for e in keep),
         ]
 
-    def _unseen(self, groups: Sequence[tuple[str, ...]]) -> bool:
-        """True when a word of the question is in no memory at all."""
-        df = self.store.document_frequencies([t for group in groups for t in group])
-        return any(all(df.get(t, 0) == 0 for t in group) for group in groups)
-
     def _across_languages(self, query: str, cand: Candidate) -> bool:
         """True when the question and the memory are clearly in different languages."""
         asked = language_of(query)
@@ -573,7 +569,7 @@ class Navigator:
         out: dict[str, float] = {}
         for cand in leaves:
             item = cand.entry.id
-            factor = self._adjusted(replace(cand, score=1.0), q_terms, c_terms, options)
+            factor = self._factor(cand, q_terms, c_terms, options)
             c = cos[item]
             cos_part = (c - low) / span if c is not None and span > 0 else 0.0
             bm25_part = raw[item] / top if top > 0 else 0.0
@@ -592,14 +588,16 @@ class Navigator:
                 return False
         return True
 
-    def _adjusted(
+    def _factor(
         self,
         cand: Candidate,
         q_terms: Sequence[str],
         c_terms: Sequence[str],
         options: SearchOptions,
     ) -> float:
-        score = cand.score
+        """What a candidate's score is multiplied by: a clue it holds (or not), another
+        project's memory when a current project is given."""
+        score = 1.0
         if c_terms:
             has_q = any(t in q_terms for t in cand.matched)
             has_c = any(t in c_terms for t in cand.matched)
@@ -656,8 +654,11 @@ class Navigator:
             placed.add(cand.entry.id)
         return out
 
-    def _term_weights(self, q_terms: Sequence[str]) -> dict[str, float]:
-        df = self.store.document_frequencies(q_terms)
+    def _term_weights(
+        self, q_terms: Sequence[str], df: dict[str, int] | None = None
+    ) -> dict[str, float]:
+        if df is None:
+            df = self.store.document_frequencies(q_terms)
         n = self._n
         return {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in q_terms}
 
@@ -1171,6 +1172,12 @@ def _coverage(
         total += max(weights.get(t, 0.0) for t in group)
         got += max((weights.get(t, 0.0) for t in group if t in matched), default=0.0)
     return min(1.0, got / total) if total > 0 else 0.0
+
+
+def _unseen(groups: Sequence[tuple[str, ...]], df: dict[str, int]) -> bool:
+    """True when a word of the question is in no memory at all (``df``: the document
+    frequencies of the question's terms)."""
+    return any(all(df.get(t, 0) == 0 for t in group) for group in groups)
 
 
 def _linked(a: Entry, b: Entry) -> bool:
