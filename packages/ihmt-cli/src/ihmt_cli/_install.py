@@ -221,35 +221,40 @@ def _read_jsonc(path: Path) -> dict[str, Any]:
     """A JSON-with-comments file (comments, trailing commas) as data; {} when absent."""
     import json5
 
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return {}
-    try:
-        data = json5.loads(text)
-    except Exception as exc:  # noqa: BLE001 — json-five raises several unrelated types
-        raise click.ClickException(
-            f"{path} is not valid JSON with comments ({exc}); fix it first, nothing was changed"
-        ) from None
-    if not isinstance(data, dict):
-        raise click.ClickException(f"{path} does not hold a JSON object; nothing was changed")
-    return data
+    def parse(text: str) -> Any:
+        try:
+            return json5.loads(text)
+        except Exception as exc:  # noqa: BLE001 — json-five raises several unrelated types
+            raise click.ClickException(
+                f"{path} is not valid JSON with comments ({exc}); fix it first, nothing was changed"
+            ) from None
+
+    return _read_object(path, parse)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON file as data; {} when absent."""
+
+    def parse(text: str) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(
+                f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it first, "
+                "nothing was changed"
+            ) from None
+
+    return _read_object(path, parse)
+
+
+def _read_object(path: Path, parse: Callable[[str], Any]) -> dict[str, Any]:
+    """``parse`` of the file's text, which must be an object; {} when absent or empty."""
     if not path.exists():
         return {}
     text = path.read_text(encoding="utf-8")
     if not text.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.ClickException(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it first, "
-            "nothing was changed"
-        ) from None
+    data = parse(text)
     if not isinstance(data, dict):
         raise click.ClickException(f"{path} does not hold a JSON object; nothing was changed")
     return data
