@@ -18,7 +18,7 @@ Entry points:
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, stem, terms
+from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, one_line, stem, terms
 from ihmt_store.errors import (
     BranchNotFoundError,
     ConfigError,
@@ -134,6 +134,7 @@ __all__ = [
     "fold",
     "stem",
     "estimate_tokens",
+    "one_line",
     "STOP_WORDS",
     # errors
     "IhmtError",

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["STOP_WORDS", "estimate_tokens", "fold", "stem", "terms"]
+__all__ = ["STOP_WORDS", "estimate_tokens", "fold", "one_line", "stem", "terms"]
 
 CHARS_PER_TOKEN = 4
 
@@ -184,3 +184,12 @@ def _chunk_terms(chunk: str, keep_stop_words: bool) -> tuple[str, ...]:
                 continue
             out.append(stem(folded))
     return tuple(out)
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` on one line (every run of white space becomes one space), cut to ``width``
+    characters with a closing "…" when it is longer."""
+    flat = " ".join(text.split())
+    if width is None or len(flat) <= width:
+        return flat
+    return flat[: max(width - 1, 0)] + "…"
