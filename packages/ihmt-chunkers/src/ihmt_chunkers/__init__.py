@@ -21,6 +21,7 @@ Grammars load on first use, so importing this package is cheap.
 from ihmt_chunkers._chunk import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TARGET_TOKENS,
+    Mode,
     chunk,
     detect,
     split,
@@ -28,7 +29,7 @@ from ihmt_chunkers._chunk import (
 from ihmt_chunkers._dates import parse_date
 from ihmt_chunkers._decode import decode
 from ihmt_chunkers._languages import supported_languages
-from ihmt_chunkers._records import Block, Chunked, Decoded, Detection, DocType
+from ihmt_chunkers._records import Block, BlockKind, Chunked, Decoded, Detection, DocType
 from ihmt_chunkers.errors import BinaryContentError, ChunkError
 
 __version__ = "0.1.0"
@@ -41,11 +42,13 @@ __all__ = [
     "BinaryContentError",
     # records
     "Block",
+    "BlockKind",
     "ChunkError",
     "Chunked",
     "Decoded",
     "Detection",
     "DocType",
+    "Mode",
     # functions
     "chunk",
     "decode",

@@ -244,12 +244,11 @@ def _split_code(
 
 
 def _retag(block: Block, tags: tuple[str, ...]) -> Block:
-    kind = "code"
     return Block(
         text=block.text,
         start_line=block.start_line,
         end_line=block.end_line,
-        kind=kind,
+        kind="code",
         tags=tags,
         context=block.context,
         oversized=block.oversized,

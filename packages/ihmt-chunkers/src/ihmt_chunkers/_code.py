@@ -15,11 +15,11 @@ import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, cast
 
 from ihmt_chunkers._languages import LANGUAGES, LanguageSpec, load_grammar
 from ihmt_chunkers._lines import Lines
-from ihmt_chunkers._records import Block
+from ihmt_chunkers._records import Block, BlockKind
 from ihmt_chunkers._regex import LazyRegex
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ _NAME_LEAVES = frozenset(
 )
 _TEMPLATE_ARGS = LazyRegex(r"(?<=\w)<[^<>=()]*>")
 _RUBY_IMPORTS = frozenset({"require", "require_relative", "load", "autoload"})
-_JS_VALUES = {
+_JS_VALUES: dict[str, BlockKind] = {
     "arrow_function": "function",
     "function_expression": "function",
     "function": "function",
@@ -70,13 +70,19 @@ _JS_VALUES = {
 }
 
 
+_UnitKind = BlockKind | Literal["comment", "attribute", "field", "namespace"]
+"""A unit's kind: a block's, or one of the pieces that never stand as a block alone
+(comments and attributes attach to the definition below them, fields to their class,
+namespaces are descended into)."""
+
+
 @dataclass(slots=True)
 class _Unit:
     """Rows ``start``..``end`` (0-based, inclusive) that must stay together."""
 
     start: int
     end: int
-    kind: str
+    kind: _UnitKind
     name: str = ""
     qualname: str = ""
     node: Node | None = None
@@ -341,8 +347,10 @@ def _to_block(lines: Lines, group: _Group, base_tags: tuple[str, ...], max_token
     text = lines.span(first, last)
     symbols = [s for u in units for s in u.symbols]
     named = [u for u in units if u.is_symbol]
+    kind: BlockKind
     if len(named) == 1 and len({q for _, q in symbols}) <= 1:
-        kind, name, qualname = named[0].kind, named[0].name, named[0].qualname
+        # a symbol standing alone is a definition: the other unit kinds attach to one
+        kind, name, qualname = cast(BlockKind, named[0].kind), named[0].name, named[0].qualname
     elif not named:
         kind = "imports" if all(u.kind == "imports" for u in units) else "code"
         name = qualname = ""
@@ -534,7 +542,7 @@ def _has_body(node: Node) -> bool:
     return _members(node)[0] is not None
 
 
-def _js_binding(node: Node) -> tuple[str | None, Node]:
+def _js_binding(node: Node) -> tuple[BlockKind | None, Node]:
     """``const f = () => …`` and ``const C = class …`` are a function and a class."""
     declarators = [c for c in node.named_children if c.type == "variable_declarator"]
     if len(declarators) != 1:
@@ -545,7 +553,7 @@ def _js_binding(node: Node) -> tuple[str | None, Node]:
     return _JS_VALUES[value.type], declarators[0]
 
 
-def _refine_kind(job: _Job, node: Node, kind: str) -> str:
+def _refine_kind(job: _Job, node: Node, kind: BlockKind) -> BlockKind:
     spec = job.spec
     if spec.name == "kotlin" and node.type == "class_declaration":
         name = node.child_by_field_name("name")
@@ -558,7 +566,8 @@ def _refine_kind(job: _Job, node: Node, kind: str) -> str:
     elif spec.name == "swift" and node.type == "class_declaration":
         keyword = node.child_by_field_name("declaration_kind")
         word = _text(job.source, keyword) if keyword is not None else "class"
-        return {"struct": "struct", "enum": "enum", "extension": "impl"}.get(word, "class")
+        swift: dict[str, BlockKind] = {"struct": "struct", "enum": "enum", "extension": "impl"}
+        return swift.get(word, "class")
     elif spec.name == "go" and node.type == "type_declaration":
         spec_node = _first_named(node, ("type_spec", "type_alias"))
         type_node = spec_node.child_by_field_name("type") if spec_node else None

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ihmt_chunkers._records import BlockKind
+
 if TYPE_CHECKING:
     from tree_sitter import Language
 
@@ -47,7 +49,7 @@ class LanguageSpec:
     """Lower-case file extensions, with the dot."""
     imports: frozenset[str]
     """Node types that are imports or file preamble (package, namespace statement)."""
-    definitions: Mapping[str, str]
+    definitions: Mapping[str, BlockKind]
     """Node type → block kind for functions, classes and other symbols."""
     namespaces: frozenset[str] = frozenset()
     """Containers that are always descended into (namespaces, ``#ifdef``)."""

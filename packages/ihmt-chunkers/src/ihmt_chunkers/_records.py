@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 from ihmt_store import estimate_tokens
 
-__all__ = ["Block", "Chunked", "Decoded", "Detection", "DocType"]
+__all__ = ["Block", "BlockKind", "Chunked", "Decoded", "Detection", "DocType"]
 
 
 class DocType(str, Enum):
@@ -27,6 +28,34 @@ class DocType(str, Enum):
     """Anything else, agent notes included: paragraphs packed to the target size."""
 
 
+BlockKind = Literal[
+    # code
+    "imports",
+    "code",
+    "function",
+    "method",
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "impl",
+    "module",
+    "type",
+    "macro",
+    "group",
+    # text
+    "paragraph",
+    "passage",
+    "entry",
+    "section",
+]
+"""What a :class:`Block` holds. Code: ``imports`` (and file preamble), ``code`` (loose
+statements), a symbol's kind, or ``group`` (several packed symbols). Text: a
+``paragraph``, a ``passage`` (paragraphs packed together), a dated ``entry``, or a
+``section`` (a heading with its steps)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Block:
     """One unit a splitter never cuts: a function, a dated entry, a paragraph."""
@@ -38,11 +67,8 @@ class Block:
     end_line: int
     """Last line of the block, 1-based, inclusive. When a block ends in the middle of a
     line (a paragraph split at a sentence), the next block starts on that same line."""
-    kind: str
-    """What the block holds: ``imports``, ``code``, ``function``, ``method``, ``class``,
-    ``interface``, ``struct``, ``enum``, ``trait``, ``impl``, ``module``, ``type``,
-    ``macro``, ``group`` (several packed symbols); ``paragraph``, ``passage``,
-    ``entry``, ``section`` for text."""
+    kind: BlockKind
+    """What the block holds (:data:`BlockKind`)."""
     name: str = ""
     """The symbol's own name (``add``); empty when the block is not one symbol."""
     qualified_name: str = ""

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from ihmt_chunkers._dates import find_date
 from ihmt_chunkers._lines import Lines
@@ -43,13 +44,17 @@ _ENTRY_PREFIX = LazyRegex(r"^[\s#>*\[\]|(_~-]*")
 _WORD = LazyRegex(r"\w+")
 
 
+_TextKind = Literal["paragraph", "passage", "entry", "section"]
+"""The block kinds of text (a part of :data:`ihmt_chunkers.BlockKind`)."""
+
+
 @dataclass(slots=True)
 class _Piece:
     """An atomic run of text: offsets ``start``..``end`` in the document."""
 
     start: int
     end: int
-    kind: str
+    kind: _TextKind
     hard: bool = False
     key: str | None = None
     timestamp: str | None = None
@@ -237,7 +242,7 @@ def _has_text(lines: Lines, first: int, last: int) -> bool:
 
 
 def _cut(
-    lines: Lines, first: int, last: int, kind: str, budget: _Budget, *, splittable: bool
+    lines: Lines, first: int, last: int, kind: _TextKind, budget: _Budget, *, splittable: bool
 ) -> list[_Piece]:
     """One paragraph as a piece, or several when it is over the limit and may be cut."""
     start, end = lines.starts[first], lines.starts[last + 1]
@@ -248,7 +253,7 @@ def _cut(
     return _split_long(lines.text, start, end, kind, budget)
 
 
-def _split_long(text: str, start: int, end: int, kind: str, budget: _Budget) -> list[_Piece]:
+def _split_long(text: str, start: int, end: int, kind: _TextKind, budget: _Budget) -> list[_Piece]:
     """Cut an oversized paragraph at sentence ends, then at line ends, packed to target."""
     pieces: list[_Piece] = []
     for s_start, s_end in _boundaries(text, start, end, _sentence_cuts):
@@ -321,7 +326,7 @@ def _pack(pieces: list[_Piece], budget: _Budget) -> list[_Piece]:
     return out
 
 
-def _merged_kind(kind: str) -> str:
+def _merged_kind(kind: _TextKind) -> _TextKind:
     return "passage" if kind in ("paragraph", "passage") else kind
 
 
@@ -359,7 +364,7 @@ def _blocks(
     return tuple(blocks)
 
 
-def _default_reason(kind: str) -> str:
+def _default_reason(kind: _TextKind) -> str:
     if kind == "entry":
         return "a dated entry is atomic and longer than max_tokens"
     if kind == "section":
