@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shutil
 import sqlite3
@@ -20,6 +21,7 @@ from ihmt_store import (
     StoreConfig,
     StoreFormatError,
     StoreNotFoundError,
+    idf,
     terms,
 )
 from ihmt_store.testing import make_leaf, store_with
@@ -784,3 +786,91 @@ def test_a_leaf_edited_by_hand_is_reindexed_when_read(tmp_path: Path) -> None:
     # Adopted once: the header now carries the new text's checksum; the text is as edited.
     assert store.hand_edits() == []
     assert b"port 6543 behind pgbouncer" in path.read_bytes()
+
+
+# ------------------------------------------------------------------ the store's layout, for callers
+def test_exists_says_whether_a_store_lives_at_a_path(tmp_path: Path) -> None:
+    assert not Store.exists(tmp_path / "m")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "notes.txt").write_text("not a store")
+    assert not Store.exists(tmp_path / "m")
+    Store.create(tmp_path / "n").close()
+    assert Store.exists(tmp_path / "n")
+    assert Store.exists(str(tmp_path / "n"))
+
+
+def test_discarding_derived_state_keeps_every_file_and_the_next_open_rebuilds(
+    tmp_path: Path,
+) -> None:
+    store, leaves = store_with(tmp_path / "m", ["alpha fact", "beta fact"])
+    store.put_derived("vectors", {leaves[0].leaf_id: b"\x01"})
+    (store.state_file("facts.json")).write_text("{}")
+    (store.path / "state" / "cache").mkdir()
+    (store.path / "state" / "cache" / "x.bin").write_bytes(b"x")
+    store.close()
+    kept = {
+        p.relative_to(tmp_path / "m"): p.read_bytes()
+        for p in (tmp_path / "m").rglob("*")
+        if p.is_file() and "state" not in p.parts and p.name != "ihmt.lock"
+    }
+    Store.discard_derived(tmp_path / "m")
+    assert list((tmp_path / "m" / "state").iterdir()) == []
+    after = {
+        p.relative_to(tmp_path / "m"): p.read_bytes()
+        for p in (tmp_path / "m").rglob("*")
+        if p.is_file() and "state" not in p.parts and p.name != "ihmt.lock"
+    }
+    assert after == kept
+    reopened = Store.open(tmp_path / "m")
+    assert [c.entry.id for c in reopened.candidates("alpha")] == [leaves[0].leaf_id]
+    assert reopened.derived_ids("vectors") == set()
+    Store.discard_derived(tmp_path / "nothing here")  # no store: nothing to do
+
+
+def test_read_leaf_takes_the_entry_a_caller_holds_without_asking_the_catalog(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    leaf = store.put_leaf(make_leaf("read through the entry"))
+    entry = store.candidates("entry")[0].entry
+    index = store._idx
+
+    def no_lookup(item_id: str) -> None:
+        raise AssertionError(f"the catalog was asked for {item_id}")
+
+    monkeypatch.setattr(index, "get", no_lookup)
+    assert store.read_leaf(entry) == leaf
+    monkeypatch.undo()
+    store.put_branch(
+        Branch(node_id="N1-general-a", layer=1, domain="general", title="a", summary="s")
+    )
+    branch_entry = store.entry("N1-general-a")
+    assert branch_entry is not None
+    with pytest.raises(LeafNotFoundError) as caught:
+        store.read_leaf(branch_entry)
+    assert caught.value.leaf_id == "N1-general-a"
+
+
+def test_paths_to_answers_every_item_in_one_catalog_query(store: Store) -> None:
+    ids = _two_level(store)
+    statements: list[str] = []
+    store._idx.conn.set_trace_callback(statements.append)
+    try:
+        paths = store.paths_to([ids[0], ids[3], "L-nope", "N1-projects-b"])
+    finally:
+        store._idx.conn.set_trace_callback(None)
+    assert paths == {
+        ids[0]: ["N2-projects-top", "N1-projects-a", ids[0]],
+        ids[3]: ["N2-projects-top", "N1-projects-b", ids[3]],
+        "L-nope": [],
+        "N1-projects-b": ["N2-projects-top", "N1-projects-b"],
+    }
+    assert len([s for s in statements if "items" in s]) == 1
+    with pytest.raises(LeafNotFoundError):
+        store.path_to("L-nope")
+
+
+def test_idf_is_fts5s_formula_floored_for_terms_in_most_items() -> None:
+    assert idf(10, 1) == pytest.approx(math.log(9.5 / 1.5))
+    assert idf(1000, 3) > idf(1000, 30) > idf(1000, 300)
+    assert idf(10, 5) == 1e-6  # found in half the items: the floor
+    assert idf(10, 9) == 1e-6

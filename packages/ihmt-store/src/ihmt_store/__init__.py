@@ -33,6 +33,7 @@ from ihmt_store.errors import (
 )
 
 if TYPE_CHECKING:
+    from ihmt_store._bm25 import idf
     from ihmt_store._derived import DerivedChanges
     from ihmt_store._files import HEADER_END, HEADER_START
     from ihmt_store._index import Candidate, Entry, FieldWeights
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 # the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
 _LAZY: dict[str, str] = {
     "DerivedChanges": "ihmt_store._derived",
+    "idf": "ihmt_store._bm25",
     **dict.fromkeys(("HEADER_END", "HEADER_START"), "ihmt_store._files"),
     **dict.fromkeys(("Candidate", "Entry", "FieldWeights"), "ihmt_store._index"),
     **dict.fromkeys(
@@ -129,6 +131,7 @@ __all__ = [
     "Entry",
     "Candidate",
     "FieldWeights",
+    "idf",
     # text
     "terms",
     "fold",

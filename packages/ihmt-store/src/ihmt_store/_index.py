@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import re
 import sqlite3
 from collections import Counter
@@ -20,6 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ihmt_store._bm25 import IDF_FLOOR as _IDF_FLOOR
+from ihmt_store._bm25 import K1 as _K1
+from ihmt_store._bm25 import B as _B
+from ihmt_store._bm25 import idf
 from ihmt_store._records import Branch, Leaf
 from ihmt_store._text import estimate_tokens, terms
 
@@ -696,8 +699,9 @@ class Index:
             yield Entry._from_row(row)
 
     def ancestors(self, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each id, its chain of parents, nearest first (one recursive query)."""
-        out: dict[str, list[str]] = {i: [] for i in ids}
+        """For each id in the catalog, its chain of parents, nearest first (one recursive
+        query; ids not in the catalog are left out)."""
+        out: dict[str, list[str]] = {}
         if not ids:
             return out
         marks = ", ".join("?" * len(ids))
@@ -706,11 +710,14 @@ class Index:
             f" SELECT id, id, parent_id, 0 FROM items WHERE id IN ({marks})"
             " UNION ALL SELECT up.start, items.id, items.parent_id, up.depth + 1"
             " FROM items JOIN up ON items.id = up.parent WHERE up.depth < 64)"
-            " SELECT start, id FROM up WHERE depth > 0 ORDER BY start, depth",
+            " SELECT start, id, depth FROM up ORDER BY start, depth",
             list(ids),
         )
-        for start, item in rows:
-            out[start].append(item)
+        for start, item, depth in rows:
+            if depth:
+                out[start].append(item)
+            else:
+                out[start] = []
         return out
 
     def counts(self) -> dict[str, Any]:
@@ -838,11 +845,11 @@ class Index:
             self.conn.execute("SELECT value FROM meta WHERE key = 'indexed_tokens'").fetchone()[0]
         )
         avgdl = max(total_tokens / max(n_rows, 1), 1e-9)
-        idf = {t: max(math.log((n_rows - df[t] + 0.5) / (df[t] + 0.5)), 1e-6) for t in present}
+        idfs = {t: idf(n_rows, df[t]) for t in present}
         # A term in more than half the documents has BM25's floor weight and tells nothing
         # apart; it only drags in ties. It counts when nothing else matches.
         found = present
-        present = [t for t in present if idf[t] > _IDF_FLOOR] or present
+        present = [t for t in present if idfs[t] > _IDF_FLOOR] or present
         # With ``common``, the terms in more than that share of the items rank nothing
         # by themselves (they still count in every score below).
         ranking = present
@@ -864,10 +871,10 @@ class Index:
             # A few named items (the memories nearest in meaning): score them directly
             # instead of walking the postings of every query term.
             rowids = self._rowids_of(ids)
-            direct = self._score_rows(rowids, found, present, idf, avgdl, weights, filters, limit)
+            direct = self._score_rows(rowids, found, present, idfs, avgdl, weights, filters, limit)
             return [item for item in direct if item[2]][:limit]
         others = present[len(rare) :]
-        bound = (_K1 + 1) * sum(idf[t] for t in others)
+        bound = (_K1 + 1) * sum(idfs[t] for t in others)
         scored: list[tuple[Entry, float, frozenset[str]]] = []
         if rare:
             rowids = [
@@ -876,14 +883,14 @@ class Index:
                     "SELECT rowid FROM fts WHERE fts MATCH ?", (_match(rare),)
                 )
             ]
-            scored = self._score_rows(rowids, found, present, idf, avgdl, weights, filters, limit)
+            scored = self._score_rows(rowids, found, present, idfs, avgdl, weights, filters, limit)
         certain = sum(1 for _, score, _ in scored if score >= bound)
         if not rare or (others and certain < min(exact, limit)):
             pool = self._ranked_rowids(
                 ranking, limit + exact, weights, kinds, domain, project, source_prefix, ids
             )
             seen = {e.id for e, _, _ in scored}
-            extra = self._score_rows(pool, found, present, idf, avgdl, weights, filters, limit)
+            extra = self._score_rows(pool, found, present, idfs, avgdl, weights, filters, limit)
             scored.extend(item for item in extra if item[0].id not in seen)
             scored.sort(key=lambda item: (-item[1], item[0].id))
         return scored[:limit]
@@ -907,7 +914,7 @@ class Index:
         rowids: Sequence[int],
         found: Sequence[str],
         present: Sequence[str],
-        idf: dict[str, float],
+        idfs: dict[str, float],
         avgdl: float,
         weights: FieldWeights,
         filters: _Filters,
@@ -939,7 +946,7 @@ class Index:
                 score = 0.0
                 for term, f in freq.items():
                     if term in scoring:
-                        score += idf[term] * f * (_K1 + 1) / (f + norm)
+                        score += idfs[term] * f * (_K1 + 1) / (f + norm)
                 raw.append((score, row[0], frozenset(freq)))
         if not raw:
             return []
@@ -1017,10 +1024,6 @@ class Index:
         return [r[0] for r in self.conn.execute(sql, args)]
 
 
-_K1 = 1.2
-_B = 0.75
-_IDF_FLOOR = 1e-6
-"""FTS5's floor for the IDF of a term found in more than half the documents."""
 _EXHAUSTIVE_BELOW = 5000
 """Below this many term occurrences in documents, FTS5 ranks every match directly."""
 _DIRECT_IDS = 1000

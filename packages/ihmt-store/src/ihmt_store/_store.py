@@ -536,6 +536,28 @@ class Store:
             store._upgrade()
         return store
 
+    @staticmethod
+    def exists(path: str | os.PathLike[str]) -> bool:
+        """Whether a store lives at ``path`` (its config file is there)."""
+        return (Path(path).expanduser() / CONFIG_FILE).is_file()
+
+    @staticmethod
+    def discard_derived(path: str | os.PathLike[str]) -> None:
+        """Delete the derived state (everything under ``state/``) of the store at ``path``.
+
+        The next open recreates the index from the files (and a rebuild recreates the
+        rest); leaves, branches, the trunk and the config are never touched. Call it
+        with no ``Store`` open on ``path``.
+        """
+        state = Path(path).expanduser() / STATE_DIR
+        if not state.is_dir():
+            return
+        for child in state.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
     def _notice(self, text: str) -> None:
         logger.warning("%s", text)
         if text not in self.notices:
@@ -1024,16 +1046,20 @@ class Store:
         return out
 
     @_healing
-    def read_leaf(self, leaf_id: str) -> Leaf:
+    def read_leaf(self, leaf: str | Entry) -> Leaf:
         """Read one leaf from its file.
 
+        Args:
+            leaf: its id, or the catalog :class:`Entry` the caller already holds (a
+                candidate's): the file is then read without asking the catalog again.
+
         Raises:
-            LeafNotFoundError: no leaf with that id.
+            LeafNotFoundError: no leaf with that id (or the entry is not a leaf's).
             CorruptFileError: its file cannot be parsed.
         """
-        entry = self._idx.get(leaf_id)
+        entry = self._idx.get(leaf) if isinstance(leaf, str) else leaf
         if entry is None or entry.kind != "leaf":
-            raise LeafNotFoundError(leaf_id)
+            raise LeafNotFoundError(leaf if isinstance(leaf, str) else leaf.id)
         return self._read_leaf_file(entry.path)
 
     def _own_batch(self) -> _Batch | None:
@@ -1480,11 +1506,7 @@ class Store:
     def paths_to(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
         """:meth:`path_to` for many items in one query (unknown ids get ``[]``)."""
         known = self._idx.ancestors(list(dict.fromkeys(item_ids)))
-        out: dict[str, list[str]] = {}
-        for item in item_ids:
-            chain = known.get(item, [])
-            out[item] = [*reversed(chain), item] if self._idx.get(item) is not None else []
-        return out
+        return {item: [*reversed(known[item]), item] if item in known else [] for item in item_ids}
 
     def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
         """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both)."""
