@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import ihmt_mcp._memory as memory_module
+import ihmt_mcp._ingest as memory_module
 from ihmt_chunkers import chunk
 from ihmt_mcp import Memory, Settings
 

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import codecs
 import logging
 import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
-from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
-from ihmt_mcp._portable import (
-    MARKDOWN_SUFFIXES,
-    ImportBatch,
-    NoteMeta,
-    PortableMemory,
-    export_memories,
-    find_ihmt_store,
-    is_jsonl,
-    is_markdown_export,
-    read_front_matter,
-    read_ihmt_store,
-    read_jsonl,
-    read_markdown_export,
-)
+from ihmt_chunkers import BinaryContentError
+from ihmt_mcp._arguments import parse_content_type, parse_date, parse_domain
+from ihmt_mcp._importer import import_batches, portable_sources
+from ihmt_mcp._ingest import MAX_FILE_BYTES, IngestOptions, Progress, ingest_files
+from ihmt_mcp._leaves import chunked_leaves
+from ihmt_mcp._portable import ImportBatch, PortableMemory, export_memories
 from ihmt_mcp._records import (
     CorrectionRecord,
     FiledAs,
@@ -40,12 +29,12 @@ from ihmt_mcp._records import (
     SaveResult,
     TreeItem,
 )
+from ihmt_mcp._replaces import settle_replace
 from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
 from ihmt_mcp.errors import (
     ContentTooLargeError,
     EmptyContentError,
-    FileRefusedError,
     SecretRefusedError,
     SemanticUnavailableError,
 )
@@ -53,11 +42,9 @@ from ihmt_navigator import (
     ConsolidationReport,
     Consolidator,
     CorrectionMatch,
-    Hit,
     Navigator,
     SearchResult,
     SemanticMode,
-    StoreFrequencies,
     Summarizer,
     VectorIndex,
     load_embedder,
@@ -67,14 +54,11 @@ from ihmt_store import (
     Leaf,
     LeafNotFoundError,
     RebuildReport,
-    Span,
     Store,
     StoreConfig,
     StoreError,
-    leaf_id_for,
-    normalize_timestamp,
     now_timestamp,
-    safe_domain,
+    one_line,
 )
 
 if TYPE_CHECKING:
@@ -87,123 +71,6 @@ __all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
 
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
-MAX_FILE_BYTES = 2 * 1024 * 1024
-"""``ingest`` reads a file up to this size whole; a larger one a segment at a time (and
-``save -`` and ``ingest -`` take at most this much from stdin)."""
-INGEST_GROUP = 256
-"""Files written per store batch during an ingest."""
-INGEST_LEAVES = 2048
-"""Leaves written per store batch during an ingest, however few files hold them."""
-STREAM_SEGMENT = 1 << 20
-"""Bytes of a large file read, checked and split at a time."""
-_SECRET_OVERLAP = 16_384
-"""Characters of the previous segment scanned again with the next one for secrets."""
-_MAX_CARRY = 4 * STREAM_SEGMENT
-"""A segment's last block goes on into the next one up to this many characters; a
-longer one (a line with no end) is stored as it is, flagged oversized."""
-DETECT_DOMAINS = frozenset({"", "general", "auto"})
-"""Domains that mean "file it where its content belongs"."""
-CONTENT_TYPES = {t.value: t for t in DocType}
-DOC_TYPE_NAMES = frozenset(t.value.upper() for t in DocType)
-
-Progress = Callable[[int, int, str], None]
-"""``progress(done, total, item)``: during ``ingest`` of files, the bytes read so far of
-all the files' bytes, and the file being read."""
-
-
-def _size_of(full: Path | None, text: str | None) -> int:
-    """Bytes an ingest item reads: a file's size, or the given text's UTF-8 length."""
-    if full is None:
-        return len((text or "").encode("utf-8", errors="replace"))
-    try:
-        return full.stat().st_size
-    except OSError:
-        return 0
-
-
-def _segments(handle: BinaryIO) -> Iterator[bytes]:
-    """A file's bytes in pieces of about :data:`STREAM_SEGMENT`, each ending at a line end
-    (the byte ``0x0A`` is never part of another character in UTF-8 or in the single- and
-    double-byte encodings the decoder recognises). A line longer than
-    :data:`_MAX_CARRY` bytes is cut at a space, else between two characters."""
-    head = handle.read(4)
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        yield head + handle.read()  # two bytes a character: no byte alone marks a line end
-        return
-    parts = [head]
-    held = len(head)
-    while True:
-        data = handle.read(STREAM_SEGMENT)
-        if not data:
-            if held:
-                yield b"".join(parts)
-            return
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and held + len(data) < _MAX_CARRY:
-            parts.append(data)  # no line end yet: a longer line, read on
-            held += len(data)
-            continue
-        if cut == 0:
-            cut = max(data.rfind(b" "), data.rfind(b"\t")) + 1
-        if cut == 0:
-            cut = len(data) - 1
-            while cut > 0 and data[cut] & 0xC0 == 0x80:  # not inside a UTF-8 character
-                cut -= 1
-        parts.append(data[:cut])
-        yield b"".join(parts)
-        parts = [data[cut:]]
-        held = len(data) - cut
-
-
-def _content_type(value: str | None) -> DocType | None:
-    if value is None:
-        return None
-    key = value.strip().lower()
-    if key in ("", "auto"):
-        return None
-    if key not in CONTENT_TYPES:
-        kinds = ", ".join(["auto", *CONTENT_TYPES])
-        raise ValueError(f"unknown content_type {value!r}: use one of {kinds}")
-    return CONTENT_TYPES[key]
-
-
-def _domain(value: str | None) -> str | None:
-    if value is None or value.strip().lower() in DETECT_DOMAINS:
-        return None
-    try:
-        return safe_domain(value.strip().lower())
-    except ValueError:
-        raise ValueError(
-            f"invalid domain {value!r}: use dotted lower-case words such as 'software.infra'"
-        ) from None
-
-
-FUTURE_SLACK = timedelta(days=1)
-"""A memory may be dated up to a day ahead (time zones); a later date is refused: a
-memory dated 9999-12-31 would outdate every real one after it forever."""
-
-
-def _timestamp(value: str | date | datetime | None) -> str | None:
-    if value is None or value == "":
-        return None
-    try:
-        when = normalize_timestamp(value)
-    except ValueError:
-        shown = _clip(str(value), 60)
-        raise ValueError(f"invalid date {shown!r}: use an ISO date such as 2026-02-03") from None
-    latest = normalize_timestamp(datetime.now(timezone.utc) + FUTURE_SLACK)
-    if when > latest:
-        raise ValueError(
-            f"the date {when[:10]} is in the future: date a memory when what it says became "
-            "true (today or earlier)"
-        )
-    return when
-
-
-def _clip(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
 
 HAND_EDIT_CHECK_S = 60.0
 """How often (at most) a search looks for leaves edited by hand whose size changed: on
@@ -244,7 +111,6 @@ class Memory:
         self._timeline: Timeline | None = None
         self._navigator: Navigator | None = None
         self._summarizer: Summarizer | None = None
-        self._frequencies: StoreFrequencies | None = None
         self._indexes: dict[Path, ProjectIndex] = {}
 
     # ================================================================= opening
@@ -417,15 +283,15 @@ class Memory:
 
     @property
     def summarizer(self) -> Summarizer:
-        """The summarizer the store's config names."""
+        """The summarizer the store's config names, weighing keywords against the
+        store's document frequencies (the index caches them: the store is the one
+        frequency source, and each consolidator reads the same)."""
         if self._summarizer is None:
-            self._frequencies = StoreFrequencies(self.store)
             config = self.store.config
             self._summarizer = summarizer_for(
                 config.summarizer_backend,
                 model=config.summarizer_model,
-                document_frequency=self._frequencies,
-                total=self._frequencies.total,
+                frequencies=self.store,
             )
         return self._summarizer
 
@@ -470,12 +336,13 @@ class Memory:
             kinds = tuple(dict.fromkeys(s.kind for s in secrets))
             logger.warning("refused a save holding %s", ", ".join(kinds))
             raise SecretRefusedError(kinds, tuple(s.line for s in secrets))
-        doc_type = _content_type(content_type)
-        wanted_domain = _domain(domain)
-        when = _timestamp(date)
+        doc_type = parse_content_type(content_type)
+        wanted_domain = parse_domain(domain)
+        when = parse_date(date)
         proj = self._project(project)
         try:
-            detection, leaves = self._chunked_leaves(
+            detection, leaves = chunked_leaves(
+                self.store.config,
                 content,
                 None,
                 doc_type=doc_type,
@@ -499,7 +366,7 @@ class Memory:
         notices = self._ingest_facts(ids)
         outcome = ReplaceOutcome(status="none")
         if target is not None:
-            outcome = self._settle_replace(target, ids, replaces)
+            outcome = settle_replace(target, ids, replaces, self._supersede)
         report = self._consolidate_domains({leaf.domain for leaf in stored})
         return SaveResult(
             ids=ids,
@@ -515,59 +382,6 @@ class Memory:
             branches_created=len(report.branches_created),
         )
 
-    def _leaves(
-        self,
-        blocks: Sequence[object],
-        *,
-        domain: str,
-        data_type: str,
-        source: str,
-        id_source: str,
-        tags: Sequence[str],
-        project: str,
-        default_time: str,
-        first_position: int = 0,
-        first_line: int = 0,
-        spans: bool = False,
-    ) -> list[Leaf]:
-        from ihmt_chunkers import Block
-
-        several = spans or len(blocks) > 1
-        leaves: list[Leaf] = []
-        for position, block in enumerate(blocks, first_position):
-            assert isinstance(block, Block)
-            if not block.text.strip():
-                continue
-            extra: dict[str, object] = {}
-            if block.context:
-                extra["context"] = block.context
-            if block.qualified_name:
-                extra["symbol"] = block.qualified_name
-            if block.oversized:
-                extra["oversized"] = True
-            leaves.append(
-                Leaf(
-                    leaf_id=leaf_id_for(
-                        domain=domain, source=id_source, position=position, text=block.text
-                    ),
-                    text=block.text,
-                    timestamp=block.timestamp or default_time,
-                    domain=domain,
-                    data_type=data_type,
-                    source=source,
-                    tags=tuple(dict.fromkeys((*tags, *block.tags))),
-                    project=project,
-                    span=Span(
-                        start_line=first_line + block.start_line,
-                        end_line=first_line + block.end_line,
-                    )
-                    if several
-                    else None,
-                    extra=extra,
-                )
-            )
-        return leaves
-
     def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
         notices: list[str] = []
         timeline = self.timeline
@@ -579,73 +393,36 @@ class Memory:
     def _consolidate_domains(self, domains: set[str]) -> ConsolidationReport:
         return Consolidator(self.store, self.summarizer).consolidate(domains=sorted(domains))
 
+    def _store_group(
+        self, leaves: Sequence[Leaf], *, consolidate: bool
+    ) -> tuple[list[Leaf], int, tuple[str, ...]]:
+        """Store one group of an ingest or an import: in one store batch, consolidated in
+        the same batch (a leaf reaches the disk once, already stamped with its branch; the
+        group costs one flush and one index commit); then embed it and read its facts.
+
+        Returns:
+            the leaves stored, the branches created, the facts' notices.
+        """
+        created = 0
+        with self.store.batch():
+            stored = self.store.put_leaves(leaves)
+            if consolidate:
+                domains = {leaf.domain for leaf in stored}
+                created = len(self._consolidate_domains(domains).branches_created)
+        self._write_vectors(stored)
+        with self.store.locked():
+            notices = self._ingest_facts([leaf.leaf_id for leaf in stored])
+        return stored, created, notices
+
     # ------------------------------------------------------------------ replaces
     def _find_replaced(self, words: str, project: str) -> CorrectionMatch:
         """The earlier memories of ``project`` that ``words`` describes, whatever their
         status (looked up before the new one is written)."""
         return self.navigator.find_corrected(words, project=project, limit=5)
 
-    def _settle_replace(
-        self, found: CorrectionMatch, new_ids: tuple[str, ...], words: str
-    ) -> ReplaceOutcome:
-        """Mark the memories the hint describes, or mark nothing and list the candidates."""
-        new_id = new_ids[0]
-        hint = _clip(words, 120)
-        targets = [h for h in found.targets if h.id not in new_ids]
-        others = [h for h in found.candidates if h.id not in new_ids]
-
-        def listing(hits: Sequence[Hit]) -> list[str]:
-            return [
-                f"{number}. [{hit.timestamp[:10]}] {_clip(hit.excerpt or hit.title, 110)}"
-                f"{' [already OUTDATED]' if hit.outdated else ''} → "
-                f'mark_outdated(old_id="{hit.id}", new_id="{new_id}")'
-                for number, hit in enumerate(hits, 1)
-            ]
-
-        if found.status == "ambiguous":
-            lines = [
-                f'REPLACES: {len(others)} earlier memories fit "{hint}" about equally well, so '
-                "none was marked (a wrong mark would hide a true memory). Ask the user which "
-                "one this corrects (or pick the obvious one), then make that call:"
-            ]
-            return ReplaceOutcome(
-                status="ambiguous",
-                candidates=tuple(h.id for h in others),
-                message="\n".join([*lines, *listing(others)]),
-            )
-        if found.status == "not_found" or not targets:
-            lines = [
-                f'REPLACES: no earlier memory of this project holds "{hint}", so nothing was '
-                "marked OUTDATED. If one of these is the memory it corrects, make that call; "
-                "otherwise find it with search_memory:"
-                if others
-                else f'REPLACES: no earlier memory of this project matches "{hint}", so nothing '
-                "was marked OUTDATED. If one exists, find it with search_memory and call "
-                f'mark_outdated(old_id="…", new_id="{new_id}").'
-            ]
-            return ReplaceOutcome(
-                status="not_found",
-                candidates=tuple(h.id for h in others),
-                message="\n".join([*lines, *listing(others)]),
-            )
-        for target in targets:
-            self.timeline.supersede(target.id, new_id, reason=f"replaced: {words.strip()}"[:200])
-            logger.info("%s supersedes %s", new_id, target.id)
-        marked = "; ".join(
-            f'the memory of {t.timestamp[:10]} ({t.id}) "{_clip(t.excerpt or t.title, 110)}"'
-            for t in targets
-        )
-        return ReplaceOutcome(
-            status="replaced",
-            replaced=tuple(t.id for t in targets),
-            candidates=tuple(h.id for h in others),
-            message=(
-                f"REPLACED: {marked} {'is' if len(targets) == 1 else 'are'} now flagged "
-                f"OUTDATED by {new_id}. If that is not what the user meant, tell them, then undo "
-                f'it: mark_outdated(old_id="{targets[0].id}", new_id="{new_id}", undo=true) '
-                f"(or the CLI's: ihmt restore {targets[0].id}), and mark the right one."
-            ),
-        )
+    def _supersede(self, old_id: str, new_id: str, reason: str) -> None:
+        self.timeline.supersede(old_id, new_id, reason=reason)
+        logger.info("%s supersedes %s", new_id, old_id)
 
     def mark_outdated(self, old_id: str, new_id: str, reason: str = "") -> str:
         """Flag ``old_id`` OUTDATED, corrected by ``new_id``; return a sentence saying so.
@@ -744,7 +521,7 @@ class Memory:
                 detail=detail,
                 as_of=as_of or None,
                 prefer_project=current or None,
-                domain=_domain(domain) if domain else None,
+                domain=parse_domain(domain) if domain else None,
                 limit=limit,
             )
 
@@ -862,375 +639,32 @@ class Memory:
         Raises:
             FileNotFoundError: a path does not exist.
         """
-        portable, sources = self._portable_sources(sources)
+        portable, sources = portable_sources(self.store.path, sources)
+        imported = None
         if portable:
             imported = self.import_memories(
                 portable, project=project, tags=tags, consolidate=consolidate, progress=progress
             )
             if not sources and text is None:
                 return imported
-            rest = self.ingest(
-                sources,
-                text=text,
-                domain=domain,
-                content_type=content_type,
-                tags=tags,
-                project=project,
-                consolidate=consolidate,
-                progress=progress,
-                source_name=source_name,
-            )
-            return imported.merged(rest)
-        doc_type = _content_type(content_type)
-        wanted_domain = _domain(domain)
-        proj = self._project(project)
-        items: list[tuple[str, Path | None]] = []
-        skipped: list[tuple[str, str]] = []
-        for raw in sources:
-            path = Path(raw).expanduser()
-            if path.is_dir():
-                walked: list[tuple[str, str]] = []
-                items.extend(
-                    (f"{path.name}/{rel}", full) for full, rel in walk_files(path, skipped=walked)
-                )
-                skipped.extend((f"{path.name}/{rel}", why) for rel, why in walked)
-            elif path.is_file():
-                items.append((path.name, path))
-            elif path.exists():
-                raise FileRefusedError(
-                    path, f"it is {special_kind(path.stat().st_mode)}, not a regular file or folder"
-                )
-            else:
-                raise FileNotFoundError(f"no such file or folder: {path}")
-        if text is not None:
-            items.append((source_name, None))
-        notices: list[str] = []
-        written = 0
-        total = len(items)
-        left_by_walk = len(skipped)  # special, secret or linked-out files the walk passed over
-        created = 0
-        # Loaded (or rebuilt from the leaves already stored) before anything is written,
-        # so the new leaves' facts are read once, as each group commits.
-        _ = self.timeline
-        sizes = [_size_of(full, text) for _, full in items]
-        total_bytes, done_bytes = sum(sizes), 0
-        group: list[Leaf] = []
-        files_in_group = 0
-
-        def commit() -> None:
-            # One store batch per group, consolidated in the same batch: a leaf reaches
-            # the disk once, already stamped with its branch, and the group costs one
-            # flush and one index commit. Facts are read once the group is committed.
-            nonlocal written, created, files_in_group
-            if not group:
-                files_in_group = 0
-                return
-            with self.store.batch():
-                stored = self.store.put_leaves(group)
-                written += len(stored)
-                group_domains = {leaf.domain for leaf in stored}
-                if consolidate:
-                    created += len(self._consolidate_domains(group_domains).branches_created)
-            stored_ids = [leaf.leaf_id for leaf in stored]
-            self._write_vectors(self.store.read_leaves(stored_ids))
-            with self.store.locked():
-                notices.extend(self._ingest_facts(stored_ids))
-            group.clear()
-            files_in_group = 0
-
-        for (name, full), size in zip(items, sizes, strict=True):
-            files_in_group += 1
-            args = (name, full, text, doc_type, wanted_domain, proj, tags, skipped, notices)
-            if full is not None and size > MAX_FILE_BYTES:
-                # A large file (a chat export, years of a journal) is read, checked and
-                # stored a segment at a time: memory and each batch stay bounded.
-                streamed = 0
-                for leaves, read in self._stream_one(*args):
-                    group.extend(leaves)
-                    streamed += read
-                    if len(group) >= INGEST_LEAVES:
-                        commit()
-                    if progress is not None:
-                        progress(done_bytes + min(streamed, size), total_bytes, name)
-                done_bytes += size  # also when it was skipped, or grew since the walk
-                if progress is not None and streamed < size:
-                    progress(done_bytes, total_bytes, name)
-                continue
-            group.extend(self._ingest_one(*args))
-            done_bytes += size
-            if len(group) >= INGEST_LEAVES or files_in_group >= INGEST_GROUP:
-                commit()
-            if progress is not None:
-                progress(done_bytes, total_bytes, name)
-        commit()
-        logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
-        return IngestReport(
-            files=total + left_by_walk,
-            leaves=written,
-            skipped=tuple(skipped),
-            notices=tuple(dict.fromkeys(notices)),
-            branches_created=created,
+        options = IngestOptions(
+            doc_type=parse_content_type(content_type),
+            domain=parse_domain(domain),
+            project=self._project(project),
+            tags=tuple(tags),
         )
-
-    def _ingest_one(
-        self,
-        name: str,
-        full: Path | None,
-        text: str | None,
-        doc_type: DocType | None,
-        wanted_domain: str | None,
-        proj: str,
-        tags: Sequence[str],
-        skipped: list[tuple[str, str]],
-        notices: list[str],
-    ) -> list[Leaf]:
-        """The leaves of one file (or of the given text); reasons to skip go to ``skipped``,
-        what was done to read it (an encoding detected) to ``notices``."""
-        if full is None:
-            body = text or ""
-        else:
-            try:
-                if full.stat().st_size > MAX_FILE_BYTES:
-                    skipped.append((name, "larger than 2 MiB"))
-                    return []
-                decoded = decode(read_regular(full))
-                body = decoded.text
-                if decoded.notice:
-                    notices.append(f"{name}: {decoded.notice}")
-            except BinaryContentError:
-                skipped.append((name, "binary"))
-                return []
-            except OSError as exc:
-                skipped.append((name, f"unreadable ({exc.strerror or exc})"))
-                return []
-        if not body.strip():
-            skipped.append((name, "empty"))
-            return []
-        secrets = find_secrets(body)
-        if secrets:
-            kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
-            skipped.append((name, f"holds {kinds}"))
-            return []
-        stamp = now_timestamp()
-        if full is not None:
-            stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
-        note = NoteMeta()
-        if name.lower().endswith(MARKDOWN_SUFFIXES):
-            # A note's front matter (Obsidian, basic-memory…) describes the memory: its
-            # title, tags, date and project; it is never part of the memory's text.
-            meta, body, problem = read_front_matter(body)
-            if problem:
-                notices.append(f"{name}: {problem}")
-            note = NoteMeta.of(meta)
-            if not body.strip():
-                skipped.append((name, "only front matter"))
-                return []
-            proj = proj if note.project is None else note.project
-        leaves = self._chunked_leaves(
-            body,
-            name if full is not None else None,
-            doc_type=doc_type,
-            domain=wanted_domain,
-            source=name,
-            id_source=f"{name}:{proj}",
-            tags=(*tags, *note.tags),
-            project=proj,
-            default_time=note.timestamp or stamp,
-        )[1]
-        if note.title and leaves:
-            leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
-        return leaves
-
-    def _stream_one(
-        self,
-        name: str,
-        full: Path | None,
-        text: str | None,
-        doc_type: DocType | None,
-        wanted_domain: str | None,
-        proj: str,
-        tags: Sequence[str],
-        skipped: list[tuple[str, str]],
-        notices: list[str],
-    ) -> Iterator[tuple[list[Leaf], int]]:
-        """The leaves of a large file, a segment at a time, each with the bytes it read.
-
-        A first pass reads every segment as text and looks for secrets, so a binary file
-        or one holding a secret is skipped before anything is written, as a small one is.
-        The second detects the document on its first segment and splits each segment
-        with that type; a segment's last block may go on in the next one, so it is
-        carried over and split again with it: no block is cut at a segment's end.
-        """
-        assert full is not None
-        del text  # a file, never the given text
-        try:
-            with open_regular(full) as handle:
-                if not self._stream_checks(name, handle, skipped, notices):
-                    return
-                handle.seek(0)
-                stamp = normalize_timestamp(
-                    datetime.fromtimestamp(os.fstat(handle.fileno()).st_mtime)
-                )
-                yield from self._stream_leaves(
-                    name, handle, doc_type, wanted_domain, proj, tags, stamp, skipped, notices
-                )
-        except BinaryContentError:  # it changed between the two passes
-            skipped.append((name, "binary"))
-        except OSError as exc:
-            skipped.append((name, f"unreadable ({exc.strerror or exc})"))
-
-    def _stream_checks(
-        self, name: str, handle: BinaryIO, skipped: list[tuple[str, str]], notices: list[str]
-    ) -> bool:
-        said: set[str] = set()
-        overlap = ""
-        for data in _segments(handle):
-            try:
-                decoded = decode(data)
-            except BinaryContentError:
-                skipped.append((name, "binary"))
-                return False
-            if decoded.notice and decoded.notice not in said:
-                said.add(decoded.notice)
-                notices.append(f"{name}: {decoded.notice}")
-            # The end of the previous segment too: a secret written over several lines
-            # (a private key) is found even when a segment ends inside it.
-            secrets = find_secrets(overlap + decoded.text)
-            if secrets:
-                kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
-                skipped.append((name, f"holds {kinds}"))
-                return False
-            overlap = decoded.text[-_SECRET_OVERLAP:]
-        return True
-
-    def _stream_leaves(
-        self,
-        name: str,
-        handle: BinaryIO,
-        doc_type: DocType | None,
-        wanted_domain: str | None,
-        proj: str,
-        tags: Sequence[str],
-        stamp: str,
-        skipped: list[tuple[str, str]],
-        notices: list[str],
-    ) -> Iterator[tuple[list[Leaf], int]]:
-        config = self.store.config
-        detection: Detection | None = None
-        carry = ""
-        position = line = 0
-        stored_any = False
-        note = NoteMeta()
-        pending = _segments(handle)
-        data = next(pending, b"")
-        while data:
-            following = next(pending, b"")
-            body = carry + decode(data).text
-            if detection is None and name.lower().endswith(MARKDOWN_SUFFIXES):
-                # As for a small note: the front matter describes the memories (title,
-                # tags, date, project) and is no part of their text.
-                meta, rest, problem = read_front_matter(body)
-                if problem:
-                    notices.append(f"{name}: {problem}")
-                note = NoteMeta.of(meta)
-                line += body[: len(body) - len(rest)].count("\n")
-                body = rest
-                proj = proj if note.project is None else note.project
-            chunked = chunk(
-                body,
-                name,
-                doc_type=doc_type if detection is None else detection.doc_type,
-                domain=wanted_domain if detection is None else detection.domain,
-                target_tokens=config.target_tokens,
-                max_tokens=config.max_tokens,
-            )
-            if detection is None:
-                detection = chunked.detection
-            blocks = list(chunked.blocks)
-            carry = ""
-            if following and blocks and len(blocks[-1].text) <= _MAX_CARRY:
-                carry = blocks.pop().text
-            leaves = self._leaves(
-                blocks,
-                domain=detection.domain,
-                data_type=detection.doc_type.value.upper(),
-                source=name,
-                id_source=f"{name}:{proj}",
-                tags=(*detection.tags, *tags, *note.tags),
-                project=proj,
-                default_time=note.timestamp or stamp,
-                first_position=position,
-                first_line=line,
-                spans=True,
-            )
-            if note.title and leaves and position == 0:
-                leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
-            position += len(blocks)
-            line += sum(block.text.count("\n") for block in blocks)
-            stored_any = stored_any or bool(leaves)
-            yield leaves, len(data)
-            data = following
-        if not stored_any:
-            skipped.append((name, "empty"))
-
-    def _chunked_leaves(
-        self,
-        body: str,
-        filename: str | None,
-        *,
-        doc_type: DocType | None,
-        domain: str | None,
-        source: str,
-        id_source: str,
-        tags: Sequence[str],
-        project: str,
-        default_time: str,
-    ) -> tuple[Detection, list[Leaf]]:
-        """Detect and split ``body`` (the chunkers), then make its leaves: one pipeline for
-        saves and ingests."""
-        config = self.store.config
-        chunked = chunk(
-            body,
-            filename,
-            doc_type=doc_type,
-            domain=domain,
-            target_tokens=config.target_tokens,
-            max_tokens=config.max_tokens,
+        report = ingest_files(
+            self,
+            sources,
+            options,
+            text=text,
+            source_name=source_name,
+            consolidate=consolidate,
+            progress=progress,
         )
-        detection = chunked.detection
-        leaves = self._leaves(
-            chunked.blocks,
-            domain=detection.domain,
-            data_type=detection.doc_type.value.upper(),
-            source=source,
-            id_source=id_source,
-            tags=(*detection.tags, *tags),
-            project=project,
-            default_time=default_time,
-        )
-        return detection, list(leaves)
+        return report if imported is None else imported.merged(report)
 
     # ================================================================= import, export
-    def _portable_sources(
-        self, sources: Sequence[str | os.PathLike[str]]
-    ) -> tuple[list[ImportBatch], list[str | os.PathLike[str]]]:
-        """Read the sources that are exports or stores; return them and the others."""
-        batches: list[ImportBatch] = []
-        rest: list[str | os.PathLike[str]] = []
-        for raw in sources:
-            path = Path(raw).expanduser()
-            if is_jsonl(path):
-                batches.append(read_jsonl(path, path.name))
-            elif is_markdown_export(path):
-                batches.append(read_markdown_export(path))
-            elif path.is_dir() and (found := find_ihmt_store(path)) is not None:
-                if found.resolve() == self.store.path.resolve():
-                    raise FileRefusedError(path, "it is this memory's own store")
-                batches.append(read_ihmt_store(found, path.name))
-            else:
-                rest.append(raw)
-        return batches, rest
-
     def import_memories(
         self,
         batches: Sequence[ImportBatch],
@@ -1245,179 +679,14 @@ class Memory:
         and the OUTDATED links between them. Re-importing the same data rewrites the same
         leaves. A memory holding a secret is skipped and reported.
         """
-        proj = self._project(project)
-        skipped: list[tuple[str, str]] = [s for b in batches for s in b.skipped]
-        notices: list[str] = [n for b in batches for n in b.notices]
-        items = [m for b in batches for m in b.memories]
-        id_map: dict[str, str] = {}
-        leaves: list[Leaf] = []
-        for number, item in enumerate(items):
-            label = item.source or item.id or f"memory {number + 1}"
-            found = find_secrets(item.text)
-            if found:
-                kinds = ", ".join(dict.fromkeys(s.kind for s in found))
-                skipped.append((label, f"holds {kinds}"))
-                continue
-            made = self._imported_leaves(item, number, proj, tags)
-            if made and item.id:
-                id_map[item.id] = made[0].leaf_id
-            leaves.extend(made)
-        written = 0
-        created = 0
-        total = len(leaves)
-        # Progress in bytes of text, like a file ingest's (the CLI's bar shows MB).
-        sizes = [len(leaf.text.encode("utf-8")) for leaf in leaves]
-        total_bytes, done_bytes = sum(sizes), 0
-        for start in range(0, total, INGEST_GROUP):
-            group = leaves[start : start + INGEST_GROUP]
-            done_bytes += sum(sizes[start : start + INGEST_GROUP])
-            with self.store.batch():
-                stored = self.store.put_leaves(group)
-                self._write_vectors(stored)
-                written += len(stored)
-                if consolidate:
-                    domains = {leaf.domain for leaf in stored}
-                    created += len(self._consolidate_domains(domains).branches_created)
-            with self.store.locked():
-                notices.extend(self._ingest_facts([leaf.leaf_id for leaf in stored]))
-            if progress is not None:
-                progress(done_bytes, total_bytes, stored[-1].source if stored else "")
-        notices.extend(self._import_facts(batches, id_map))
-        notices.extend(self._import_links(items, batches, id_map))
-        logger.info("imported %d memory(ies) into %d leaf(s)", len(items), written)
-        return IngestReport(
-            files=len(items) + len([s for b in batches for s in b.skipped]),
-            leaves=written,
-            skipped=tuple(skipped),
-            notices=tuple(dict.fromkeys(notices)),
-            branches_created=created,
+        return import_batches(
+            self,
+            batches,
+            project=self._project(project),
+            tags=tags,
+            consolidate=consolidate,
+            progress=progress,
         )
-
-    def _imported_leaves(
-        self, item: PortableMemory, number: int, project: str, tags: Sequence[str]
-    ) -> list[Leaf]:
-        when = item.timestamp or now_timestamp()
-        owner = project if item.project is None else item.project
-        all_tags = tuple(dict.fromkeys((*item.tags, *tags)))
-        extra: dict[str, object] = dict(item.extra)
-        if item.title:
-            extra["title"] = item.title
-        domain = None
-        if item.domain:
-            try:
-                domain = safe_domain(item.domain.lower())
-            except ValueError:
-                domain = None
-        if domain is None:  # another tool's export: detect and split like a save
-            _, made = self._chunked_leaves(
-                item.text,
-                None,
-                doc_type=None,
-                domain=None,
-                source=item.source or "import",
-                id_source=f"import:{item.source}:{number}",
-                tags=all_tags,
-                project=owner,
-                default_time=when,
-            )
-            if made and extra:
-                made[0] = replace(made[0], extra={**made[0].extra, **extra})
-            return made
-        derived = leaf_id_for(
-            domain=domain, source=f"import:{item.source}", position=0, text=item.text
-        )
-        new_id = derived
-        if item.id:
-            existing = self.store.entry(item.id)
-            if existing is None or (
-                existing.kind == "leaf" and self.store.read_leaf(item.id).text == item.text
-            ):
-                new_id = item.id
-        data_type = item.data_type if item.data_type in DOC_TYPE_NAMES else "GENERIC"
-        try:
-            return [
-                Leaf(
-                    leaf_id=new_id,
-                    text=item.text,
-                    timestamp=when,
-                    domain=domain,
-                    data_type=data_type,
-                    source=item.source,
-                    tags=all_tags,
-                    project=owner,
-                    extra=extra,
-                )
-            ]
-        except ValueError:  # an id that is not one of ours: derive one
-            return [
-                Leaf(
-                    leaf_id=derived,
-                    text=item.text,
-                    timestamp=when,
-                    domain=domain,
-                    data_type=data_type,
-                    source=item.source,
-                    tags=all_tags,
-                    project=owner,
-                    extra=extra,
-                )
-            ]
-
-    def _import_facts(self, batches: Sequence[ImportBatch], id_map: dict[str, str]) -> list[str]:
-        """Record the facts a store's timeline held, as explicit facts of their leaves."""
-        from ihmt_facts import Fact
-        from ihmt_store import IhmtError
-
-        notices: list[str] = []
-        left = 0
-        for batch in batches:
-            for subject, attribute, value, moment, source in batch.facts:
-                leaf_id = id_map.get(source)
-                if leaf_id is None:
-                    left += 1
-                    continue
-                fact = Fact(
-                    subject=subject,
-                    attribute=attribute,
-                    value=value,
-                    timestamp=moment,
-                    source=leaf_id,
-                    origin="explicit",
-                )
-                try:
-                    for recorded in self.timeline.record_facts([fact]):
-                        notices.extend(recorded.notices)
-                except (IhmtError, ValueError):
-                    left += 1
-        if left:
-            notices.append(f"{left} imported fact(s) could not be recorded (unknown leaf or value)")
-        return notices
-
-    def _import_links(
-        self,
-        items: Sequence[PortableMemory],
-        batches: Sequence[ImportBatch],
-        id_map: dict[str, str],
-    ) -> list[str]:
-        """Flag each imported memory OUTDATED by the one that corrected it."""
-        links = [(m.id, m.outdated_by, m.reason) for m in items if m.id and m.outdated_by]
-        links += [link for b in batches for link in b.links]
-        notices: list[str] = []
-        done: set[tuple[str, str]] = set()
-        for old, new, reason in links:
-            old_id = id_map.get(old)
-            new_id = id_map.get(new) or (new if self.store.entry(new) is not None else None)
-            if old_id is None or new_id is None or old_id == new_id or (old_id, new_id) in done:
-                continue
-            done.add((old_id, new_id))
-            current = self.store.read_leaf(old_id).outdated_by
-            if current is not None and current.by == new_id:
-                continue
-            try:
-                self.mark_outdated(old_id, new_id, reason=reason or "imported")
-            except (LeafNotFoundError, ValueError) as exc:
-                notices.append(f"correction {old} → {new} not imported: {exc}")
-        return notices
 
     def export(self, project: str | None = None) -> Iterator[PortableMemory]:
         """Every memory (of ``project`` when given; '' = the global ones), oldest first,
@@ -1481,10 +750,10 @@ class Memory:
                 CorrectionRecord(
                     old_id=entry.id,
                     old_date=entry.timestamp,
-                    old_text=_clip(entry.excerpt or entry.title, 100),
+                    old_text=one_line(entry.excerpt or entry.title, 100),
                     new_id=by,
                     new_date=entry.outdated_on or (new.timestamp if new else ""),
-                    new_text=_clip(new.excerpt or new.title, 100) if new else "",
+                    new_text=one_line(new.excerpt or new.title, 100) if new else "",
                     project=entry.project,
                     reason=correction.reason if correction else "",
                 )
