@@ -10,9 +10,8 @@ from ihmt_facts import (
     InvalidFactError,
     Timeline,
     UnknownLeafError,
-    normalize_subject,
-    parse_key,
 )
+from ihmt_facts._records import normalize_subject, parse_key
 from ihmt_store import IhmtError, Store
 
 if TYPE_CHECKING:

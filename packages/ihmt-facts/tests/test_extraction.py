@@ -7,12 +7,12 @@ import pytest
 
 from ihmt_facts import (
     DEFAULT_PATTERNS,
-    MAX_EXTRACTED_CHARS,
     InvalidPatternError,
     Pattern,
     Timeline,
     extract,
 )
+from ihmt_facts._extract import MAX_EXTRACTED_CHARS
 
 Expected = set[tuple[str, str, str]]
 
@@ -463,7 +463,7 @@ def test_labelled_sentences_give_the_same_facts_with_and_without_gates(
     monkeypatch: pytest.MonkeyPatch, text: str, project: str, tags: tuple[str, ...]
 ) -> None:
     """A rule skips a sentence lacking every word it needs (test_gates.py): same facts."""
-    import ihmt_facts._patterns as patterns
+    import ihmt_facts._extract as patterns
 
     gated = extract(text, project=project, tags=tags)
     monkeypatch.setattr(patterns, "_candidates", lambda rules, _text: list(rules))

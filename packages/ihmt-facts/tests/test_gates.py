@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ihmt_facts._patterns as patterns
+import ihmt_facts._extract as patterns
 from ihmt_facts import DEFAULT_PATTERNS, Pattern, extract
 
 WORDS = (

@@ -19,17 +19,9 @@ Entry points:
 - :func:`extract` and :class:`Pattern` — the extraction rules, usable without a store.
 """
 
-from ihmt_facts._patterns import (
-    DEFAULT_PATTERNS,
-    MAX_EXTRACTED_CHARS,
-    SUBJECT_RULES,
-    VALUE_KINDS,
-    Pattern,
-    extract,
-)
+from ihmt_facts._extract import extract
+from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
-    MAX_VALUE_CHARS,
-    SUBJECT_KINDS,
     Contradiction,
     Extraction,
     Fact,
@@ -38,14 +30,10 @@ from ihmt_facts._records import (
     Outcome,
     Recorded,
     TimelineStats,
-    normalize_attribute,
-    normalize_subject,
-    normalize_value,
-    parse_key,
-    parse_moment,
-    same_value,
 )
-from ihmt_facts._timeline import FACT_DOMAIN, FACT_TAG, FACTS_KEY, JOURNAL_NAME, Timeline
+from ihmt_facts._rules import DEFAULT_PATTERNS
+from ihmt_facts._timeline import JOURNAL_NAME, Timeline
+from ihmt_facts._types import Language, SubjectRule, ValueKind
 from ihmt_facts.errors import (
     FactError,
     InvalidDateError,
@@ -61,9 +49,6 @@ __all__ = [
     "Timeline",
     "TimelineStats",
     "JOURNAL_NAME",
-    "FACTS_KEY",
-    "FACT_DOMAIN",
-    "FACT_TAG",
     # records
     "Fact",
     "FactState",
@@ -74,20 +59,11 @@ __all__ = [
     "Extraction",
     # extraction rules
     "Pattern",
+    "SubjectRule",
+    "ValueKind",
+    "Language",
     "extract",
     "DEFAULT_PATTERNS",
-    "SUBJECT_RULES",
-    "VALUE_KINDS",
-    "MAX_EXTRACTED_CHARS",
-    # normalisation
-    "SUBJECT_KINDS",
-    "MAX_VALUE_CHARS",
-    "normalize_subject",
-    "normalize_attribute",
-    "normalize_value",
-    "same_value",
-    "parse_key",
-    "parse_moment",
     # errors
     "FactError",
     "InvalidFactError",

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
 
+from ihmt_facts._types import SUBJECT_KINDS
 from ihmt_facts.errors import InvalidDateError, InvalidFactError
-from ihmt_store import normalize_timestamp
+from ihmt_store import normalize_timestamp, one_line
 
 __all__ = [
     "MAX_VALUE_CHARS",
-    "SUBJECT_KINDS",
     "Contradiction",
     "Extraction",
     "Fact",
@@ -29,9 +29,6 @@ __all__ = [
     "parse_moment",
     "same_value",
 ]
-
-SUBJECT_KINDS = ("user", "project", "host", "person", "patient")
-"""What a fact can be about: the user, or a named project, host, person or patient."""
 
 MAX_VALUE_CHARS = 200
 """Longest value :meth:`Timeline.record_fact` accepts (extraction stops at 60)."""
@@ -200,10 +197,6 @@ def _has_control(text: str) -> bool:
     return any(unicodedata.category(ch) == "Cc" for ch in text)
 
 
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
 def normalize_subject(subject: str) -> str:
     """Return ``subject`` in canonical form: ``user`` or ``<kind>:<name>``, lower case.
 
@@ -212,12 +205,12 @@ def normalize_subject(subject: str) -> str:
     """
     if not isinstance(subject, str):
         raise TypeError(f"subject must be str, not {type(subject).__name__}")
-    text = _collapse(subject)
+    text = one_line(subject)
     if text.casefold() == "user":
         return "user"
     kind, sep, name = text.partition(":")
     kind = kind.strip().casefold()
-    name = _collapse(name).casefold()
+    name = one_line(name).casefold()
     if not sep or kind not in SUBJECT_KINDS or kind == "user":
         raise InvalidFactError(
             f"invalid subject {subject!r}: use 'user' or one of "
@@ -242,7 +235,7 @@ def normalize_attribute(attribute: str) -> str:
     """
     if not isinstance(attribute, str):
         raise TypeError(f"attribute must be str, not {type(attribute).__name__}")
-    text = _collapse(attribute).casefold()
+    text = one_line(attribute).casefold()
     if (
         not text
         or len(text) > _MAX_NAME_CHARS
@@ -269,7 +262,7 @@ def normalize_value(value: str, *, limit: int = MAX_VALUE_CHARS) -> str:
     """
     if not isinstance(value, str):
         raise TypeError(f"value must be str, not {type(value).__name__}")
-    text = _collapse(value)
+    text = one_line(value)
     if not text or not any(ch.isalnum() for ch in text):
         raise InvalidFactError(
             f"invalid value {value!r}: it must hold a letter or a digit", field="value", value=value
@@ -290,7 +283,7 @@ def same_value(a: str, b: str) -> bool:
 
 def value_key(value: str) -> str:
     """The comparison form of a value."""
-    return _collapse(value.casefold()).rstrip(".")
+    return one_line(value.casefold()).rstrip(".")
 
 
 def parse_key(key: str) -> tuple[str, str]:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from ihmt_facts._extract import extract
 from ihmt_facts._journal import Journal, JournalDamagedError, LeafRecord
-from ihmt_facts._patterns import DEFAULT_PATTERNS, Pattern, extract
+from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
     Contradiction,
     Extraction,
@@ -30,6 +31,7 @@ from ihmt_facts._records import (
     parse_moment,
     value_key,
 )
+from ihmt_facts._rules import DEFAULT_PATTERNS
 from ihmt_facts.errors import InvalidFactError, InvalidPatternError, UnknownLeafError
 from ihmt_store import (
     Correction,
@@ -42,7 +44,7 @@ from ihmt_store import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FACT_DOMAIN", "FACT_SOURCE", "FACT_TAG", "FACTS_KEY", "JOURNAL_NAME", "Timeline"]
+__all__ = ["JOURNAL_NAME", "Timeline"]
 
 JOURNAL_NAME = "facts.jsonl"
 """The timeline's derived file under the store's ``state/``."""

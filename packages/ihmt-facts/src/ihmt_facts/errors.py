@@ -15,6 +15,7 @@ A wrong argument type stays a plain ``TypeError`` outside the tree.
 
 from __future__ import annotations
 
+from ihmt_facts._types import FactField
 from ihmt_store import IhmtError
 
 __all__ = [
@@ -33,7 +34,7 @@ class FactError(IhmtError):
 class InvalidFactError(FactError, ValueError):
     """A fact cannot be recorded: ``field`` (subject, attribute or value) holds ``value``."""
 
-    def __init__(self, message: str, *, field: str, value: object) -> None:
+    def __init__(self, message: str, *, field: FactField, value: object) -> None:
         self.field = field
         self.value = value
         super().__init__(message)
