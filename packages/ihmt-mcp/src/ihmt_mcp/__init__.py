@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ihmt_mcp._secrets import SecretFinding, find_secrets
 from ihmt_mcp._settings import Settings, find_project_root
 from ihmt_mcp.errors import (
+    USER_ERRORS,
     ContentTooLargeError,
     EmptyContentError,
     FileRefusedError,
@@ -29,6 +30,7 @@ from ihmt_mcp.errors import (
     PathRefusedError,
     SecretRefusedError,
     SemanticUnavailableError,
+    plain_message,
 )
 
 if TYPE_CHECKING:
@@ -123,7 +125,9 @@ __all__ = [
     "main",
     "INSTRUCTIONS",
     "TOOL_NAMES",
-    # errors
+    # errors: what an edge catches, and the message it shows
+    "USER_ERRORS",
+    "plain_message",
     "MemoryServiceError",
     "EmptyContentError",
     "ContentTooLargeError",

@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from ihmt_mcp._files import confine_project
 from ihmt_mcp._settings import Settings, find_project_root
+from ihmt_mcp.errors import USER_ERRORS, plain_message
 
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
@@ -73,11 +74,15 @@ def _text(text: str, *, error: bool = False) -> CallToolResult:
 
 
 def _sentence(exc: BaseException) -> str:
-    """One plain sentence from an error: first line, capitalised, with a full stop."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    """One plain sentence from an error: the first line of its :func:`plain_message`,
+    clipped, capitalised, with a full stop."""
     if isinstance(exc, OSError) and exc.strerror and not str(exc).startswith(exc.strerror):
-        name = f" {exc.filename}" if exc.filename else ""
-        text = f"{exc.strerror}{name}"
+        # The tools' own wording for a system error, "<strerror> <file>", without the
+        # colon plain_message puts in (and also when no file is named).
+        text = f"{exc.strerror}{f' {exc.filename}' if exc.filename else ''}"
+    else:
+        message = plain_message(exc).strip()
+        text = message.splitlines()[0] if message else type(exc).__name__
     if len(text) > MAX_MESSAGE_CHARS:
         text = f"{text[:MAX_MESSAGE_CHARS]}…(+{len(text) - MAX_MESSAGE_CHARS:,} chars)"
     text = text[0].upper() + text[1:]
@@ -181,11 +186,9 @@ async def _run(name: str, work: Callable[[], str], lock: threading.Lock) -> Call
 
 def _guard(name: str, work: Callable[[], str]) -> CallToolResult:
     """Run one tool; any failure becomes a tool error with one plain sentence."""
-    from ihmt_store import IhmtError
-
     try:
         return _text(work())
-    except (IhmtError, ValueError, LookupError, OSError) as exc:
+    except USER_ERRORS as exc:
         logger.info("%s refused: %s", name, type(exc).__name__)
         return _text(_sentence(exc), error=True)
     except Exception:  # the protocol edge: a bug must not reach the client as a traceback

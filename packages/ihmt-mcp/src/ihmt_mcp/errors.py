@@ -13,6 +13,9 @@
 
 Each carries its data as attributes. Messages are one plain sentence a model can act on,
 and never contain the text of a memory (nor, for a refused secret, the secret).
+
+The edges (an MCP tool, the command line, the web interface) catch :data:`USER_ERRORS` and
+show :func:`plain_message`; anything else is a bug, logged with its traceback.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 from ihmt_store import IhmtError
 
 __all__ = [
+    "USER_ERRORS",
+    "plain_message",
     "ContentTooLargeError",
     "EmptyContentError",
     "FileRefusedError",
@@ -30,6 +35,21 @@ __all__ = [
     "SecretRefusedError",
     "SemanticUnavailableError",
 ]
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (IhmtError, ValueError, LookupError, OSError)
+"""What a user is told in one sentence: the tree's errors, a wrong value, an unknown id or
+name, a file that cannot be read. Anything else is a bug."""
+
+
+def plain_message(exc: BaseException) -> str:
+    """What ``exc`` says, for a user: an ``OSError`` naming a file gives
+    ``"<strerror>: <file>"`` (no ``[Errno 2]``, no quotes); any other error its message,
+    or the name of its type when it has none. Not clipped, and it may span lines: each
+    edge shapes it (one line for a terminal, the first line as a sentence for a model)."""
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    return str(exc) or type(exc).__name__
 
 
 class MemoryServiceError(IhmtError):
