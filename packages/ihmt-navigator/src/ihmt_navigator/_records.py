@@ -1,10 +1,93 @@
-"""The navigator's result records."""
+"""The navigator's records: the options of a search, and what it answers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
 
-__all__ = ["CorrectionMatch", "Hit", "Passage", "SearchResult"]
+from ihmt_navigator.errors import InvalidFilterError
+from ihmt_store import normalize_timestamp
+
+__all__ = [
+    "CorrectionMatch",
+    "CorrectionStatus",
+    "Detail",
+    "Hit",
+    "HitKind",
+    "Passage",
+    "Scope",
+    "SearchOptions",
+    "SearchResult",
+    "Status",
+]
+
+Status = Literal["found", "ambiguous", "not_found"]
+"""How sure a search's answer is."""
+CorrectionStatus = Literal["found", "ambiguous", "not_found"]
+"""What a ``replaces`` hint matched: the memories to mark, several alike, or none."""
+Detail = Literal["compact", "full"]
+"""How much the rendering shows: ``full`` adds each hit's id, path, score and terms."""
+Scope = Literal["main", "test", "all"]
+"""Which memories of code: ``main`` (no tests), ``test`` (tests only) or ``all``."""
+HitKind = Literal["leaf", "branch"]
+"""A memory, or the summary of a branch of the tree."""
+
+_DETAILS: tuple[Detail, ...] = ("compact", "full")
+_SCOPES: tuple[Scope, ...] = ("main", "test", "all")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchOptions:
+    """The filters and preferences of one search, validated when the record is made.
+
+    One record travels from the caller (``Memory.search``, the CLI, a benchmark) down
+    every step of the search; each round of a clue loop reuses it (the clue itself is
+    part of the question, not an option).
+
+    Raises:
+        InvalidFilterError: a bad ``detail``, ``scope`` or ``as_of`` (checked in that
+            order).
+    """
+
+    as_of: str | date | datetime | None = None
+    """Leaves dated after it and corrections made after it are ignored. Given as an ISO
+    date (the end of that day), a timestamp, a ``date`` or a ``datetime``; read back as
+    the canonical timestamp string (``YYYY-MM-DDTHH:MM:SSZ``), or None."""
+    domain: str | None = None
+    """Only memories of this domain and the domains below it."""
+    project: str | None = None
+    """Only this project's memories."""
+    prefer_project: str | None = None
+    """Rank this project's memories and global ones above other projects'."""
+    scope: Scope = "all"
+    """``main`` (no tests), ``test`` (tests only) or ``all``."""
+    path_prefix: str | None = None
+    """Only memories whose source path starts with it."""
+    detail: Detail = "compact"
+    """``compact`` (bounded, for an agent) or ``full`` (ids, paths and scores too)."""
+    limit: int = 5
+    """At most this many results."""
+
+    def __post_init__(self) -> None:
+        if self.detail not in _DETAILS:
+            raise InvalidFilterError("detail", self.detail, "'compact' or 'full'")
+        if self.scope not in _SCOPES:
+            raise InvalidFilterError("scope", self.scope, "'main', 'test' or 'all'")
+        object.__setattr__(self, "as_of", _canonical_as_of(self.as_of))
+
+
+def _canonical_as_of(value: str | date | datetime | None) -> str | None:
+    if value is None or value == "":
+        return None
+    moment = value
+    if isinstance(value, str) and len(value.strip()) == 10:
+        moment = value.strip() + "T23:59:59Z"  # a bare date means the end of that day
+    try:
+        return normalize_timestamp(moment)
+    except ValueError:
+        shown = value if not isinstance(value, str) or len(value) <= 60 else value[:59] + "…"
+        raise InvalidFilterError("as_of", shown, "an ISO date such as 2025-12-31") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,7 +105,7 @@ class Hit:
     """One memory (or branch) in an answer."""
 
     id: str
-    kind: str
+    kind: HitKind
     """``leaf`` or ``branch``."""
     content: str
     """The leaf's text (or its best passage), or the branch's summary; empty when the
@@ -53,7 +136,8 @@ class SearchResult:
 
     query: str
     clue: str | None
-    status: str
+    """The clue this search was given (the clues of a clue loop, joined), or None."""
+    status: Status
     """``found``, ``ambiguous`` or ``not_found``."""
     results: tuple[Hit, ...]
     """Best first. For ``ambiguous``: the tied candidates."""
@@ -78,6 +162,9 @@ class SearchResult:
     broad: bool = False
     """True when a branch summary answered a broad question."""
     clue_rounds: int = 0
+    """How many clues the clue loop (:meth:`Navigator.ask`) used; 0 for a plain search."""
+    clues: tuple[str, ...] = ()
+    """Those clues, in the order given (a first clue given up front included)."""
 
     @property
     def best(self) -> Hit | None:
@@ -89,7 +176,7 @@ class SearchResult:
 class CorrectionMatch:
     """What a ``replaces`` hint describes among the earlier memories."""
 
-    status: str
+    status: CorrectionStatus
     """``found`` (mark ``targets``), ``ambiguous`` (several memories fit the same words:
     mark none, let the agent choose among ``candidates``) or ``not_found``."""
     targets: tuple[Hit, ...] = ()

@@ -6,10 +6,10 @@ import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import date, datetime
+from dataclasses import replace
+from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from ihmt_navigator._question import (
     ANSWER_TYPES,
@@ -25,10 +25,16 @@ from ihmt_navigator._question import (
     time_span,
     word_groups,
 )
-from ihmt_navigator._records import CorrectionMatch, Hit, SearchResult
+from ihmt_navigator._records import (
+    CorrectionMatch,
+    Hit,
+    HitKind,
+    SearchOptions,
+    SearchResult,
+    Status,
+)
 from ihmt_navigator._render import best_passage, render
 from ihmt_navigator._semantic import Similarities, VectorIndex
-from ihmt_navigator.errors import InvalidFilterError
 from ihmt_store import (
     Candidate,
     Entry,
@@ -36,13 +42,12 @@ from ihmt_store import (
     IOStats,
     Store,
     estimate_tokens,
-    normalize_timestamp,
     terms,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ClueProvider", "Navigator", "SearchOptions", "is_test_path"]
+__all__ = ["ClueProvider", "Navigator", "is_test_path"]
 
 ClueProvider = Callable[[SearchResult], "str | None"]
 """Given an AMBIGUOUS result, return a clue (or None/empty to stop)."""
@@ -104,35 +109,6 @@ def is_test_path(source: str) -> bool:
     return bool(_TEST_PATH.search(source.replace("\\", "/")))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SearchOptions:
-    """Filters and preferences of one search."""
-
-    as_of: str | None = None
-    """Canonical timestamp: leaves dated after it and corrections made after it are ignored."""
-    domain: str | None = None
-    project: str | None = None
-    """Only this project's memories."""
-    prefer_project: str | None = None
-    """Rank this project's memories and global ones above other projects'."""
-    scope: str = "all"
-    """``main`` (no tests), ``test`` (tests only) or ``all``."""
-    path_prefix: str | None = None
-
-
-def _parse_as_of(value: str | date | datetime | None) -> str | None:
-    if value is None or value == "":
-        return None
-    moment = value
-    if isinstance(value, str) and len(value.strip()) == 10:
-        moment = value.strip() + "T23:59:59Z"  # a bare date means the end of that day
-    try:
-        return normalize_timestamp(moment)
-    except ValueError:
-        shown = value if not isinstance(value, str) or len(value) <= 60 else value[:59] + "…"
-        raise InvalidFilterError("as_of", shown, "an ISO date such as 2025-12-31") from None
-
-
 class Navigator:
     """Searches a store and answers with the tree.
 
@@ -160,18 +136,20 @@ class Navigator:
     def search(
         self,
         query: str,
+        options: SearchOptions | None = None,
         *,
         clue: str | None = None,
-        detail: str = "compact",
-        as_of: str | date | datetime | None = None,
-        domain: str | None = None,
-        project: str | None = None,
-        prefer_project: str | None = None,
-        scope: str = "all",
-        path_prefix: str | None = None,
-        limit: int = 5,
+        **loose: Any,
     ) -> SearchResult:
         """Find the memory that answers ``query`` and say how sure the answer is.
+
+        Args:
+            options: the filters and preferences (by default: no filter, ``compact``,
+                five results).
+            clue: what tells apart the candidates of an AMBIGUOUS answer (a place, a
+                date, a surname).
+            loose: fields of :class:`SearchOptions` as keywords (``detail="full"``,
+                ``as_of=…``), on top of ``options``.
 
         Raises:
             ValueError: ``query`` is empty.
@@ -179,45 +157,58 @@ class Navigator:
         """
         if not isinstance(query, str) or not query.strip():
             raise ValueError("the query is empty: say what to look for")
-        if detail not in ("compact", "full"):
-            raise InvalidFilterError("detail", detail, "'compact' or 'full'")
-        if scope not in ("main", "test", "all"):
-            raise InvalidFilterError("scope", scope, "'main', 'test' or 'all'")
-        options = SearchOptions(
-            as_of=_parse_as_of(as_of),
-            domain=domain,
-            project=project,
-            prefer_project=prefer_project,
-            scope=scope,
-            path_prefix=path_prefix,
-        )
-        return self._search(query, clue or None, detail, options, limit)
+        return self._search(query, clue or None, _options(options, loose))
 
     def ask(
         self,
         query: str,
         clue_provider: ClueProvider,
+        options: SearchOptions | None = None,
         *,
+        clue: str | None = None,
         max_rounds: int | None = None,
-        **options: object,
+        search: Callable[[str | None], SearchResult] | None = None,
+        **loose: Any,
     ) -> SearchResult:
         """Search, and while the answer is AMBIGUOUS ask ``clue_provider`` for a clue.
 
-        Clues accumulate; the loop stops after ``max_rounds`` (the store's
-        ``max_clue_rounds`` by default) or when the provider returns nothing. An
-        ambiguous answer is never turned into a confident one without a clue that
-        separates the candidates.
+        The one clue loop (the CLI's ``ihmt ask`` and ``Memory.ask`` run it). Clues
+        accumulate: each round searches with all of them joined. The loop stops after
+        ``max_rounds`` clues (the store's ``max_clue_rounds`` by default), or when the
+        provider returns nothing (None, or only white space). An ambiguous answer is
+        never turned into a confident one without a clue that separates the
+        candidates.
+
+        Args:
+            clue: a first clue given up front: the first search uses it, and it is one
+                round more than ``max_rounds``.
+            search: what each round runs, given the clues so far joined (None before
+                any): by default this navigator's :meth:`search` of ``query`` with
+                ``options`` (a composition passes its own, which may do more around it).
+            options, loose: as for :meth:`search`.
+
+        Returns:
+            The last round's result, with ``clues`` (every clue used, in order) and
+            ``clue_rounds`` (how many).
         """
+        run: Callable[[str | None], SearchResult]
+        if search is None:
+            chosen = _options(options, loose)
+            run = lambda joined: self.search(query, chosen, clue=joined)  # noqa: E731
+        else:
+            run = search
         rounds = max_rounds if max_rounds is not None else self.store.config.max_clue_rounds
-        result = self.search(query, **options)  # type: ignore[arg-type]
-        clues: list[str] = []
+        if clue:
+            rounds += 1  # a first clue given up front is a round of its own
+        clues = [clue.strip()] if clue and clue.strip() else []
+        result = run(" ".join(clues) or None)
         while result.status == "ambiguous" and len(clues) < rounds:
-            clue = clue_provider(result)
-            if not clue or not clue.strip():
+            given = clue_provider(result)
+            if not given or not given.strip():
                 break
-            clues.append(clue.strip())
-            result = self.search(query, clue=" ".join(clues), **options)  # type: ignore[arg-type]
-        return replace(result, clue_rounds=len(clues))
+            clues.append(given.strip())
+            result = run(" ".join(clues))
+        return replace(result, clue_rounds=len(clues), clues=tuple(clues))
 
     def find_corrected(
         self, words: str, *, project: str | None = None, limit: int = 5
@@ -305,9 +296,8 @@ class Navigator:
         return self.store.io.snapshot()
 
     # ------------------------------------------------------------------ the pipeline
-    def _search(
-        self, query: str, clue: str | None, detail: str, options: SearchOptions, limit: int
-    ) -> SearchResult:
+    def _search(self, query: str, clue: str | None, options: SearchOptions) -> SearchResult:
+        detail, limit = options.detail, options.limit
         store = self.store
         config = store.config
         before = self._begin()
@@ -577,10 +567,11 @@ class Navigator:
         return out
 
     def _admissible(self, entry: Entry, options: SearchOptions) -> bool:
-        if options.as_of is not None:
-            if entry.kind == "leaf" and entry.timestamp > options.as_of:
+        as_of = _as_of(options)
+        if as_of is not None:
+            if entry.kind == "leaf" and entry.timestamp > as_of:
                 return False
-            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > options.as_of:
+            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > as_of:
                 return False
         if options.scope != "all" and entry.kind == "leaf":
             is_test = is_test_path(entry.source)
@@ -609,7 +600,8 @@ class Navigator:
     def _is_outdated(self, entry: Entry, options: SearchOptions) -> bool:
         if entry.outdated_by is None:
             return False
-        return options.as_of is None or (entry.outdated_on or "") <= options.as_of
+        as_of = _as_of(options)
+        return as_of is None or (entry.outdated_on or "") <= as_of
 
     def _corrections_first(
         self, ranked: list[Candidate], scores: dict[str, float], options: SearchOptions
@@ -1044,7 +1036,7 @@ class Navigator:
         path, titles = self._path(entry.id)
         return Hit(
             id=entry.id,
-            kind=entry.kind,
+            kind=cast("HitKind", entry.kind),  # the catalog holds leaves and branches only
             content=content,
             title=entry.title,
             excerpt=entry.excerpt,
@@ -1068,7 +1060,8 @@ class Navigator:
         for hit in hits:
             if not hit.outdated or hit.outdated_by is None:
                 continue
-            if options.as_of is not None and (hit.corrected_on or "") > options.as_of:
+            as_of = _as_of(options)
+            if as_of is not None and (hit.corrected_on or "") > as_of:
                 continue
             newer = store.entry(hit.outdated_by)
             newer_text = _clip(newer.excerpt if newer else "", 120)
@@ -1083,7 +1076,7 @@ class Navigator:
         self,
         query: str,
         clue: str | None,
-        status: str,
+        status: Status,
         hits: Sequence[Hit],
         notices: Sequence[str],
         coverage: float,
@@ -1143,6 +1136,19 @@ def _excerpt_terms(excerpt: str) -> frozenset[str]:
 def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _options(options: SearchOptions | None, loose: dict[str, Any]) -> SearchOptions:
+    """``options`` with the fields given as keywords on top (validated once, here)."""
+    if options is None:
+        return SearchOptions(**loose)
+    return replace(options, **loose) if loose else options
+
+
+def _as_of(options: SearchOptions) -> str | None:
+    """The cutoff: a record's ``as_of`` is canonical (a string) once it is made."""
+    assert options.as_of is None or isinstance(options.as_of, str)
+    return options.as_of
 
 
 def _ts(entry: Entry) -> float:
