@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -158,13 +157,9 @@ class Memory:
         if model is not None:
             changes["summarizer_model"] = model
         folder = Path(path).expanduser()
-        if force and (folder / "state").is_dir():
-            for child in (folder / "state").iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        existed = (folder / "ihmt.config.json").exists()
+        if force:
+            Store.discard_derived(folder)
+        existed = Store.exists(folder)
         if existed:
             store = Store.open(folder)
         else:

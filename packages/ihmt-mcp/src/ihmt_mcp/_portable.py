@@ -32,7 +32,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ihmt_store import normalize_timestamp
+from ihmt_store import Store, normalize_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -388,13 +388,25 @@ def read_markdown_export(folder: Path) -> ImportBatch:
 
 
 # ---------------------------------------------------------------------- IHMT-MEMORY stores
+# The names below (``ihmt_memory/``, ``layer0/``, ``root.json``, ``state/``, and
+# ``state/facts.json`` for the facts) are the original IHMT-MEMORY's layout: another
+# program's format, read as it is, not ours. Our own store shares the folder name and
+# the leaf files, so it is read the same way (opening it with ``Store`` would write its
+# index); ``Store.exists`` is what recognises it.
+_ORIGINAL_FOLDER = "ihmt_memory"
+_ORIGINAL_LEAVES = "layer0"
+_ORIGINAL_ROOT = "root.json"
+_ORIGINAL_STATE = "state"
+_ORIGINAL_FACTS = "facts.json"
+
+
 def find_ihmt_store(path: Path) -> Path | None:
     """The store folder at ``path`` (or its ``ihmt_memory/``): one with a ``layer0/``."""
-    for candidate in (path, path / "ihmt_memory"):
-        if (candidate / "layer0").is_dir() and (
-            (candidate / "root.json").is_file()
-            or (candidate / "ihmt.config.json").is_file()
-            or (candidate / "state").is_dir()
+    for candidate in (path, path / _ORIGINAL_FOLDER):
+        if (candidate / _ORIGINAL_LEAVES).is_dir() and (
+            (candidate / _ORIGINAL_ROOT).is_file()
+            or Store.exists(candidate)
+            or (candidate / _ORIGINAL_STATE).is_dir()
         ):
             return candidate
     return None
@@ -420,7 +432,7 @@ def _parse_leaf(raw: str) -> tuple[dict[str, Any], str]:
 def read_ihmt_store(store: Path, name: str) -> ImportBatch:
     """Every leaf of an IHMT store (the original's or ours), with its facts and corrections."""
     batch = ImportBatch()
-    for leaf_file in sorted((store / "layer0").rglob("*.txt")):
+    for leaf_file in sorted((store / _ORIGINAL_LEAVES).rglob("*.txt")):
         rel = f"{name}/{leaf_file.relative_to(store).as_posix()}"
         try:
             head, text = _parse_leaf(leaf_file.read_text(encoding="utf-8"))
@@ -454,9 +466,9 @@ def read_ihmt_store(store: Path, name: str) -> ImportBatch:
                 extra=kept,
             )
         )
-    facts_file = store / "state" / "facts.json"
+    facts_file = store / _ORIGINAL_STATE / _ORIGINAL_FACTS
     if facts_file.is_file():
-        _read_facts(facts_file, f"{name}/state/facts.json", batch)
+        _read_facts(facts_file, f"{name}/{_ORIGINAL_STATE}/{_ORIGINAL_FACTS}", batch)
     return batch
 
 
