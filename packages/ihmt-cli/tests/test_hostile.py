@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ihmt_cli._app import terminal_safe
+from ihmt_cli._base import terminal_safe
 from ihmt_mcp import MAX_FILE_BYTES
 
 Ihmt = Callable[..., Any]

@@ -1,7 +1,5 @@
-"""The commands that set agents up: ``install``, ``uninstall`` and ``doctor``.
-
-Imported at the end of ``_app`` so that the commands attach to the ``ihmt`` group.
-"""
+"""The commands for agents: ``install``, ``uninstall`` and ``doctor`` set them up;
+``hook`` (and its warm ``hook-server``) recalls for them."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from typing import Any
 
 import click
 
-from ihmt_cli._app import CONFIG_FILE, State, command
+from ihmt_cli._base import State, command, pass_state
 from ihmt_cli._hook import EVENTS, HOOK_AGENTS
 from ihmt_cli._install import (
     AGENTS,
@@ -26,7 +24,13 @@ from ihmt_cli._install import (
     uninstall_plan,
 )
 
-__all__: list[str] = []
+__all__ = [
+    "doctor_command",
+    "hook_command",
+    "hook_server_command",
+    "install_command",
+    "uninstall_command",
+]
 
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "opencode"}
 RESTART = {
@@ -38,16 +42,18 @@ RESTART = {
 
 def _ihmt_home(state: State, home: Path | None) -> Path:
     """The folder to register as IHMT_HOME: --home, else --path's parent, else $IHMT_HOME."""
+    from ihmt_cli._base import store_under
     from ihmt_mcp import Settings
 
     if home is not None:
         return home.expanduser().resolve()
     if state.is_explicit_path:
-        parent = state.path.expanduser().resolve().parent
-        if Settings.for_home(parent).store_path == state.path.expanduser().resolve():
-            return parent
+        given = state.path.expanduser().resolve()
+        expected = store_under(given.parent)
+        if expected == given:
+            return given.parent
         raise click.UsageError(
-            f"the server finds its store at IHMT_HOME/{Settings.for_home(parent).store_path.name}"
+            f"the server finds its store at IHMT_HOME/{expected.name}"
             f", and {state.path} is not named so; pass --home DIR instead of --path"
         )
     return Settings.from_env().home.expanduser().resolve()
@@ -114,7 +120,7 @@ _dry_run_option = click.option(
 )
 
 
-@command("install")
+@command("install", configures_logging=False)
 @_agent_argument
 @_scope_option
 @_dry_run_option
@@ -128,8 +134,9 @@ _dry_run_option = click.option(
     is_flag=True,
     help="Leave out the recall hooks (and remove ones an earlier install added).",
 )
+@pass_state
 def install_command(
-    agent: str, scope: str, dry_run: bool, home: Path | None, no_hooks: bool
+    state: State, agent: str, scope: str, dry_run: bool, home: Path | None, no_hooks: bool
 ) -> None:
     """Register the memory server and its recall hooks with AGENT (claude-code, codex or
     opencode).
@@ -146,7 +153,6 @@ def install_command(
     backups_removed, notes}; "notes" says what the user must know or do (trust Codex's
     hooks with /hooks, which tools Codex approves, files not to commit).
     """
-    state = State.current()
     spec = server_spec(_ihmt_home(state, home))
     plan = install_plan(agent, scope, spec, hooks=not no_hooks)
     if not dry_run:
@@ -154,18 +160,18 @@ def install_command(
     state.emit(_plan_json(plan, dry_run=dry_run), _plan_text(plan, verb="install", dry_run=dry_run))
 
 
-@command("uninstall")
+@command("uninstall", configures_logging=False)
 @_agent_argument
 @_scope_option
 @_dry_run_option
-def uninstall_command(agent: str, scope: str, dry_run: bool) -> None:
+@pass_state
+def uninstall_command(state: State, agent: str, scope: str, dry_run: bool) -> None:
     """Unregister the memory server from AGENT; remove its hooks and usage instructions.
 
     Removes exactly what install added (a file it created is deleted), and each
     <file>.bak-ihmt whose file is back to its original bytes ("backups_removed" in
     --json). The memory itself is never touched.
     """
-    state = State.current()
     plan = uninstall_plan(agent, scope)
     if not dry_run:
         plan.run()
@@ -178,7 +184,8 @@ MAX_HOOK_INPUT = 4 * 1024 * 1024
 """A hook reads at most this much of stdin (a prompt with a pasted log is still whole)."""
 
 
-@command("hook")
+# A hook logs to IHMT_HOME/hooks/hooks.log and must never write to the agent's stderr.
+@command("hook", configures_logging=False)
 @click.argument("event", type=click.Choice(sorted(EVENTS)), metavar="EVENT")
 @click.option(
     "--agent",
@@ -218,7 +225,7 @@ def hook_command(event: str, agent: str, home: Path | None) -> None:
         sys.stdout.flush()
 
 
-@command("hook-server", hidden=True)
+@command("hook-server", hidden=True, configures_logging=False)
 @click.option("--home", type=click.Path(path_type=Path, file_okay=False), required=True)
 @click.option("--idle", type=click.FloatRange(min=1), default=None)
 def hook_server_command(home: Path, idle: float | None) -> None:
@@ -235,14 +242,15 @@ def hook_server_command(home: Path, idle: float | None) -> None:
     serve(home.expanduser().resolve(), dict(os.environ), idle=max(1.0, idle))
 
 
-@command("doctor")
+@command("doctor", configures_logging=False)
 @click.option(
     "--home",
     type=click.Path(path_type=Path, file_okay=False),
     help="The IHMT_HOME to check (default: $IHMT_HOME, else ~/.ihmt).",
 )
 @click.option("--no-connect", is_flag=True, help="Do not start the registered servers.")
-def doctor_command(home: Path | None, no_connect: bool) -> None:
+@pass_state
+def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     """Check the store, which agents have the server registered, and that each connects.
 
     Starts each registered server as its agent would and lists its tools through the MCP
@@ -253,14 +261,12 @@ def doctor_command(home: Path | None, no_connect: bool) -> None:
     hooks' warm server runs, else null. Exits 1 when the store is damaged or a registered
     server does not answer.
     """
+    from ihmt_cli._base import store_under
     from ihmt_cli._doctor import codex_hook_trust, probe_server, store_health
     from ihmt_cli._hook import last_runs
-    from ihmt_mcp import Settings
 
-    state = State.current()
     ihmt_home = _ihmt_home(state, home)
-    store_path = Settings.for_home(ihmt_home).store_path
-    health = store_health(store_path, CONFIG_FILE)
+    health = store_health(store_under(ihmt_home))
     runs = last_runs(ihmt_home)
     agents: list[dict[str, Any]] = []
     seen: set[Path] = set()
@@ -372,9 +378,9 @@ def _doctor_text(data: dict[str, Any]) -> str:
     else:
         lines.append(f"store  {store['path']}: PROBLEM · {store['error']}")
     if store.get("search"):
-        from ihmt_cli._app import _search_mode_text
+        from ihmt_cli._render import search_mode_text
 
-        lines.append(f"search {_search_mode_text(store['search'])}")
+        lines.append(f"search {search_mode_text(store['search'])}")
     server = data.get("recall_server")
     if server:
         lines.append(

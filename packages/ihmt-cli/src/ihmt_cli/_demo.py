@@ -100,11 +100,13 @@ def _rule(title: str) -> str:
 def run_demo(folder: Path | None) -> float:
     """Build the demo memory in ``folder`` (default: a new temporary folder); return seconds."""
     from ihmt_cli._app import cli
+    from ihmt_cli._base import store_under
+    from ihmt_store import Store
 
     started = time.perf_counter()
     workspace = folder if folder is not None else Path(tempfile.mkdtemp(prefix="ihmt-demo-"))
-    store = workspace / "ihmt_memory"
-    if (store / "ihmt.config.json").exists():
+    store = store_under(workspace)
+    if Store.exists(store):
         raise click.ClickException(f"{store} already holds a memory; give the demo an empty --dir")
     examples = workspace / "examples"
     shutil.copytree(EXAMPLES, examples, dirs_exist_ok=True)

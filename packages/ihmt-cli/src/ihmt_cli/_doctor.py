@@ -67,14 +67,14 @@ class StoreHealth:
         }
 
 
-def store_health(path: Path, config_file: str) -> StoreHealth:
+def store_health(path: Path) -> StoreHealth:
     """Open the store read-side and check it: opens, nothing unreachable, a known format."""
     from dataclasses import replace
 
     from ihmt_mcp import Memory, Settings
-    from ihmt_store import FORMAT_VERSION, IhmtError
+    from ihmt_store import FORMAT_VERSION, IhmtError, Store
 
-    if not (path / config_file).is_file():
+    if not Store.exists(path):
         return StoreHealth(
             path=str(path), exists=False, ok=True, supported_format_version=FORMAT_VERSION
         )

@@ -19,7 +19,7 @@ MAX_MESSAGE_CHARS = 500
 
 
 def _one_line(text: str) -> str:
-    from ihmt_cli._app import terminal_safe
+    from ihmt_cli._base import terminal_safe
 
     line = terminal_safe(" ".join(str(text).split()))
     if len(line) > MAX_MESSAGE_CHARS:

@@ -18,30 +18,42 @@ __all__ = [
     "fact_json",
     "ingest_text",
     "search_json",
+    "search_mode_text",
     "search_text",
     "stats_text",
+    "tree_item_json",
     "tree_text",
 ]
+
+
+def _fields(record: object, *names: str) -> dict[str, Any]:
+    """``record``'s attributes ``names``, in that order, a tuple as a list (for JSON)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(record, name)
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:
     """One search result."""
     return {
-        "id": hit.id,
-        "kind": hit.kind,
-        "content": hit.content,
-        "title": hit.title,
-        "timestamp": hit.timestamp,
-        "domain": hit.domain,
-        "project": hit.project,
-        "source": hit.source,
-        "path": list(hit.path),
+        **_fields(
+            hit,
+            "id",
+            "kind",
+            "content",
+            "title",
+            "timestamp",
+            "domain",
+            "project",
+            "source",
+            "path",
+        ),
         # Four significant digits, not four decimals: in a small store where every memory
         # holds the query's words BM25 scores are tiny, and rounding showed them as 0.0.
         "score": float(f"{hit.score:.4g}"),
-        "outdated": hit.outdated,
-        "outdated_by": hit.outdated_by,
-        "corrected_on": hit.corrected_on,
+        **_fields(hit, "outdated", "outdated_by", "corrected_on"),
     }
 
 
@@ -99,8 +111,15 @@ def stats_text(stats: MemoryStats) -> str:
     return "\n".join(f"{name:<15} {value}" for name, value in rows)
 
 
+def tree_item_json(item: TreeItem) -> dict[str, Any]:
+    """One line of the outline."""
+    return _fields(item, "level", "id", "kind", "domain", "title", "leaf_count", "outdated")
+
+
 def tree_text(items: tuple[TreeItem, ...]) -> str:
     """An indented outline: ``+`` a branch (with its memory count), ``-`` a memory."""
+    from ihmt_store import one_line
+
     if not items:
         return "(the memory is empty: add something with 'ihmt save' or 'ihmt ingest')"
     lines = []
@@ -110,9 +129,7 @@ def tree_text(items: tuple[TreeItem, ...]) -> str:
             domain = item.domain
             lines.append(f"{domain}/")
         pad = "  " * (item.level + 1)
-        title = " ".join(item.title.split())
-        if len(title) > 72:
-            title = title[:71] + "…"
+        title = one_line(item.title, 72)
         if item.kind == "branch":
             lines.append(f"{pad}+ {title}  [{item.id}] · {item.leaf_count} memories")
         else:
@@ -134,29 +151,23 @@ def ingest_text(report: IngestReport, byte_count: int) -> str:
 
 def fact_json(fact: Fact) -> dict[str, Any]:
     """One recorded statement."""
-    return {
-        "subject": fact.subject,
-        "attribute": fact.attribute,
-        "value": fact.value,
-        "timestamp": fact.timestamp,
-        "source": fact.source,
-        "origin": fact.origin,
-    }
+    return _fields(fact, "subject", "attribute", "value", "timestamp", "source", "origin")
 
 
 def conflict_json(conflict: Contradiction) -> dict[str, Any]:
     """One change of a fact's value."""
-    return {
-        "subject": conflict.subject,
-        "attribute": conflict.attribute,
-        "old_value": conflict.old_value,
-        "new_value": conflict.new_value,
-        "old_date": conflict.old_date,
-        "new_date": conflict.new_date,
-        "old_sources": list(conflict.old_sources),
-        "new_source": conflict.new_source,
-        "notice": conflict.notice,
-    }
+    return _fields(
+        conflict,
+        "subject",
+        "attribute",
+        "old_value",
+        "new_value",
+        "old_date",
+        "new_date",
+        "old_sources",
+        "new_source",
+        "notice",
+    )
 
 
 def correction_line(correction: CorrectionRecord) -> str:
@@ -166,3 +177,14 @@ def correction_line(correction: CorrectionRecord) -> str:
         f'({correction.old_date[:10]}) → "{correction.new_text}"  '
         f"({correction.old_id} → {correction.new_id})"
     )
+
+
+def search_mode_text(search: dict[str, Any]) -> str:
+    """What search uses: words only (and why), or words and meaning (and what is missing)."""
+    if search["mode"] != "semantic":
+        return f"words only: {search['reason']}"
+    missing = search["vectors_missing"] or 0
+    text = f"words and meaning ({search['model']})"
+    if missing:
+        text += f"; {missing:,} memories lack a vector: run 'ihmt index --semantic'"
+    return text
