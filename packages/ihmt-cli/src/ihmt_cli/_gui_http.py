@@ -44,7 +44,7 @@ def endpoint(fn: Callable[[Request], Awaitable[dict[str, Any]]]) -> Handler:
     """A route answering ``fn``'s object as JSON; a refusal becomes ``{error, code}``."""
 
     async def wrapped(request: Request) -> Response:
-        from ihmt_store import IhmtError
+        from ihmt_mcp import USER_ERRORS
 
         try:
             return json_response(await fn(request))
@@ -52,7 +52,7 @@ def endpoint(fn: Callable[[Request], Awaitable[dict[str, Any]]]) -> Handler:
             return json_response({"error": exc.message, "code": exc.code}, exc.status)
         except LookupError as exc:
             return json_response({"error": _plain(exc), "code": "not_found"}, 404)
-        except (IhmtError, ValueError, OSError) as exc:
+        except USER_ERRORS as exc:
             return json_response({"error": _plain(exc), "code": "refused"}, 400)
 
     return wrapped
@@ -120,11 +120,17 @@ async def json_body(request: Request) -> dict[str, Any]:
 
 
 def _plain(exc: BaseException) -> str:
+    """ihmt_mcp's plain message, as the interface words it: an unknown key is "not found:
+    KEY", and a message is on one line, except a file's name, shown as it is."""
+    from ihmt_mcp import plain_message
+    from ihmt_store import one_line
+
     if isinstance(exc, KeyError) and exc.args:
         return f"not found: {exc.args[0]}"
+    message = plain_message(exc)
     if isinstance(exc, OSError) and exc.strerror and exc.filename:
-        return f"{exc.strerror}: {exc.filename}"
-    return " ".join(str(exc).split()) or type(exc).__name__
+        return message
+    return one_line(message) or type(exc).__name__
 
 
 def confirmed(body: dict[str, Any], what: str) -> None:

@@ -127,7 +127,6 @@ SESSION_DAYS = 7
 LOG_NAME = "hooks.log"
 LOG_BYTES = 512 * 1024
 """The log is rotated (to ``hooks.log.1``) past this size."""
-STORE_CONFIG = "ihmt.config.json"
 
 PROMPT_HEAD = (
     "Recalled from long-term memory (IHMT) for this prompt by an automatic search; it may "
@@ -233,7 +232,9 @@ def _relays_correction(result: SearchResult) -> bool:
 
 def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str] = ()) -> Recall:
     """The context a prompt gets: a confident, ambiguous or correcting answer, else none."""
-    query = " ".join(prompt.split())[:MAX_PROMPT_CHARS]
+    from ihmt_store import one_line
+
+    query = one_line(prompt)[:MAX_PROMPT_CHARS]
     if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
         return Recall(reason="too short or a command")
     result = memory.search(query, project=project)
@@ -262,11 +263,6 @@ def recall_for(memory: Memory, prompt: str, *, project: str, seen: Iterable[str]
     return Recall(text=f"{PROMPT_HEAD}\n{body}", ids=ids, reason=reason)
 
 
-def _clip(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Recall:
     """The session-start digest of ``project``: its latest corrections, its current facts
     (stack and the like, from the fact timeline), then its most recent memories, among
@@ -274,6 +270,7 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
     if not project:
         return Recall(reason="no project")
     from ihmt_facts import FactStatus
+    from ihmt_store import one_line
 
     already = set(seen)
     # The project's memories that name it: an index query, where listing every memory
@@ -301,8 +298,8 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
         if new is not None:
             add(
                 f'- corrected {(old.outdated_on or new.timestamp)[:10]}: "'
-                f'{_clip(new.excerpt or new.title, 90)}" (replaces "'
-                f'{_clip(old.excerpt or old.title, 60)}")',
+                f'{one_line(new.excerpt or new.title, 90)}" (replaces "'
+                f'{one_line(old.excerpt or old.title, 60)}")',
                 new.id,
             )
     subject = f"project:{project.casefold()}"
@@ -311,11 +308,12 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
     for state in current[:DIGEST_FACTS]:
         source = state.sources[-1] if state.sources else f"{subject}::{state.attribute}"
         add(
-            f"- {state.attribute}: {_clip(state.value, 80)} (since {state.valid_from[:10]})", source
+            f"- {state.attribute}: {one_line(state.value, 80)} (since {state.valid_from[:10]})",
+            source,
         )
     recent = sorted((e for e in mine if not e.outdated_by), key=lambda e: e.timestamp)
     for entry in reversed(recent[-DIGEST_RECENT:]):
-        add(f"- [{entry.timestamp[:10]}] {_clip(entry.excerpt or entry.title, 110)}", entry.id)
+        add(f"- [{entry.timestamp[:10]}] {one_line(entry.excerpt or entry.title, 110)}", entry.id)
     if not lines:
         return Recall(reason="nothing new known of the project")
     head = DIGEST_HEAD.format(project=project)
@@ -429,10 +427,6 @@ class HookRun:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def _store_exists(store_path: Path) -> bool:
-    return (store_path / STORE_CONFIG).is_file()
-
-
 def run_hook(event: Event, agent: str, raw: bytes, *, home: Path) -> str:
     """Everything ``ihmt hook`` does; returns what to print. Never raises."""
     run = HookRun(agent=agent, event=event)
@@ -458,11 +452,12 @@ def run_hook(event: Event, agent: str, raw: bytes, *, home: Path) -> str:
 def _run(run: HookRun, raw: bytes, home: Path) -> str:
     from ihmt_cli import _recall_server as server
     from ihmt_mcp import Settings
+    from ihmt_store import Store
 
     given = parse_input(raw)
     environ = dict(os.environ)
     settings = Settings.from_env({**environ, "IHMT_HOME": str(home)}, cwd=Path(given.cwd))
-    if not _store_exists(settings.store_path):
+    if not Store.exists(settings.store_path):
         run.record["outcome"] = "no store yet"
         return ""
     project = settings.default_project()

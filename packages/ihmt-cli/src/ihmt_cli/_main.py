@@ -19,12 +19,10 @@ MAX_MESSAGE_CHARS = 500
 
 
 def _one_line(text: str) -> str:
-    from ihmt_cli._base import terminal_safe
+    from ihmt_cli._base import clip, terminal_safe
+    from ihmt_store import one_line
 
-    line = terminal_safe(" ".join(str(text).split()))
-    if len(line) > MAX_MESSAGE_CHARS:
-        line = f"{line[:MAX_MESSAGE_CHARS]}…(+{len(line) - MAX_MESSAGE_CHARS:,} chars)"
-    return line
+    return clip(terminal_safe(one_line(str(text))), MAX_MESSAGE_CHARS)
 
 
 def _fail(message: str, *, show_traceback: bool) -> None:
@@ -65,10 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (`ihmt tree | head`): not an error worth a message.
         return 0
     except Exception as exc:  # noqa: BLE001 — the CLI's edge: no traceback ever reaches a user
-        from ihmt_store import IhmtError
+        from ihmt_mcp import USER_ERRORS, plain_message
 
-        if isinstance(exc, (IhmtError, ValueError, LookupError, OSError)):
-            _fail(_plain(exc), show_traceback=verbose)
+        if isinstance(exc, USER_ERRORS):
+            _fail(plain_message(exc), show_traceback=verbose)
             return 1
         _fail(
             f"unexpected {type(exc).__name__}: {exc}; rerun with -v for the traceback and "
@@ -77,9 +75,3 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return outcome if isinstance(outcome, int) else 0
-
-
-def _plain(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror and exc.filename:
-        return f"{exc.strerror}: {exc.filename}"
-    return str(exc) or type(exc).__name__

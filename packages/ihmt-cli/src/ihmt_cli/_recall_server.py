@@ -178,8 +178,8 @@ def server_status(home: Path) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------- the server
 def serve(home: Path, environ: Mapping[str, str], *, idle: float = IDLE_SECONDS) -> int:
     """Run the server of ``home`` until it has been idle for ``idle`` seconds."""
-    from ihmt_cli._hook import STORE_CONFIG
     from ihmt_mcp import Memory, Settings
+    from ihmt_store import Store
 
     path = socket_path(home, environ)
     if path is None:
@@ -194,8 +194,7 @@ def serve(home: Path, environ: Mapping[str, str], *, idle: float = IDLE_SECONDS)
         if held is None:
             return 0  # another server runs for this home
         settings = Settings.from_env({**environ, "IHMT_HOME": str(home)})
-        config = settings.store_path / STORE_CONFIG
-        if not config.is_file():
+        if not Store.exists(settings.store_path):
             return 0
         memory = Memory.open(settings)
         try:
@@ -217,7 +216,7 @@ def serve(home: Path, environ: Mapping[str, str], *, idle: float = IDLE_SECONDS)
                     "utf-8",
                 )
                 last = time.monotonic()
-                while time.monotonic() - last < idle and config.is_file():
+                while time.monotonic() - last < idle and Store.exists(settings.store_path):
                     try:
                         conn, _ = listener.accept()
                     except TimeoutError:
