@@ -1016,44 +1016,64 @@ def _toml_edit(path: Path, spec: ServerSpec | None, *, approve_only: bool = Fals
     return tomlkit.dumps(doc)
 
 
-def _codex_steps(
+def _register_in_file(paths: AgentPaths, spec: ServerSpec, backups: list[str]) -> Step:
+    """Register by editing the agent's config file, keeping everything else in it."""
+    if paths.agent != "codex":
+        return _json_register_step(paths, spec, backups=backups)
+    return _file_step(
+        paths.config,
+        _toml_edit(paths.config, spec),
+        summary=f"register {SERVER_NAME} in {paths.config}",
+        preview=_codex_preview(paths, spec),
+        backups=backups,
+    )
+
+
+def _codex_preview(paths: AgentPaths, spec: ServerSpec) -> str:
+    return f"# {paths.config}\n{_toml_table_text(spec)}"
+
+
+def _cli_steps(
     paths: AgentPaths,
     spec: ServerSpec,
-    cli: str | None,
+    cli: str,
     entry: Mapping[str, Any] | None,
     backups: list[str],
 ) -> list[Step]:
-    preview = f"# {paths.config}\n{_toml_table_text(spec)}"
-    if cli is None or paths.scope == "project":
-        text = _toml_edit(paths.config, spec)
-        return [
-            _file_step(
-                paths.config,
-                text,
-                summary=f"register {SERVER_NAME} in {paths.config}",
-                preview=preview,
-                backups=backups,
-            )
-        ]
+    """Register through the agent's own CLI (Claude Code or Codex, user scope): remove the
+    old registration when there is one, then add ours (the first step that runs backs the
+    config file up); Codex then gets the read-only tools approved in its config file."""
+    if paths.agent == "claude-code":
+        name, registered_as = "Claude Code", "Claude Code, user scope"
+        remove = [cli, "mcp", "remove", SERVER_NAME, "-s", "user"]
+        # The server's name must come before -e: -e takes several values and would eat it.
+        add = [cli, "mcp", "add", SERVER_NAME, "-s", "user"]
+        add += ["-e", f"IHMT_HOME={spec.ihmt_home}", "--", *spec.argv]
+    else:
+        name = registered_as = "Codex"
+        remove = [cli, "mcp", "remove", SERVER_NAME]
+        add = [cli, "mcp", "add", SERVER_NAME, "--env", f"IHMT_HOME={spec.ihmt_home}", "--"]
+        add += spec.argv
     steps: list[Step] = []
     if entry is not None:
         steps.append(
             _run_step(
-                [cli, "mcp", "remove", SERVER_NAME],
+                remove,
                 backs_up=paths.config,
-                summary=f"remove the old {SERVER_NAME} registration from Codex",
+                summary=f"remove the old {SERVER_NAME} registration from {name}",
                 backups=backups,
             )
         )
-    add = [cli, "mcp", "add", SERVER_NAME, "--env", f"IHMT_HOME={spec.ihmt_home}", "--", *spec.argv]
     steps.append(
         _run_step(
             add,
             backs_up=paths.config,
-            summary=f"register {SERVER_NAME} with Codex (its own CLI)",
+            summary=f"register {SERVER_NAME} with {registered_as} (its own CLI)",
             backups=None if steps else backups,
         )
     )
+    if paths.agent != "codex":
+        return steps
 
     def approve() -> None:
         _write_text(paths.config, _toml_edit(paths.config, spec, approve_only=True))
@@ -1063,42 +1083,9 @@ def _codex_steps(
             action="write",
             summary=f"approve the read-only tools of {SERVER_NAME} ("
             f"{', '.join(READ_ONLY_TOOLS)}) in {paths.config}",
-            preview=preview,
+            preview=_codex_preview(paths, spec),
             path=paths.config,
             apply=approve,
-        )
-    )
-    return steps
-
-
-def _claude_steps(
-    paths: AgentPaths,
-    spec: ServerSpec,
-    cli: str | None,
-    entry: Mapping[str, Any] | None,
-    backups: list[str],
-) -> list[Step]:
-    if cli is None or paths.scope == "project":
-        return [_json_register_step(paths, spec, backups=backups)]
-    steps: list[Step] = []
-    if entry is not None:
-        steps.append(
-            _run_step(
-                [cli, "mcp", "remove", SERVER_NAME, "-s", "user"],
-                backs_up=paths.config,
-                summary=f"remove the old {SERVER_NAME} registration from Claude Code",
-                backups=backups,
-            )
-        )
-    # The server's name must come before -e: -e takes several values and would eat it.
-    add = [cli, "mcp", "add", SERVER_NAME, "-s", "user"]
-    add += ["-e", f"IHMT_HOME={spec.ihmt_home}", "--", *spec.argv]
-    steps.append(
-        _run_step(
-            add,
-            backs_up=paths.config,
-            summary=f"register {SERVER_NAME} with Claude Code, user scope (its own CLI)",
-            backups=None if steps else backups,
         )
     )
     return steps
@@ -1131,12 +1118,10 @@ def install_plan(
         unchanged.append(f"{SERVER_NAME} is already registered in {paths.config}")
     else:
         cli = _find_cli(paths)
-        if agent == "claude-code":
-            steps += _claude_steps(paths, spec, cli, entry, backups)
-        elif agent == "codex":
-            steps += _codex_steps(paths, spec, cli, entry, backups)
+        if cli is None or paths.scope == "project" or agent == "opencode":
+            steps.append(_register_in_file(paths, spec, backups))
         else:
-            steps.append(_json_register_step(paths, spec, backups=backups))
+            steps += _cli_steps(paths, spec, cli, entry, backups)
     steps += _hooks_steps(paths, spec if hooks else None, backups=backups, unchanged=unchanged)
     steps += _instructions_steps(
         paths.instructions, install=True, backups=backups, unchanged=unchanged

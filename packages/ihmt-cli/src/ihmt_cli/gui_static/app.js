@@ -582,46 +582,47 @@
     });
   }
 
-  async function forget(id) {
-    const answer = await confirmDialog({
-      title: t("forget_title", { id }),
-      text: t("forget_text"),
-      ok: t("forget_ok"),
-      withReason: true,
-    });
+  // A write the user confirms first: ask, then POST the body with confirm: true and let
+  // `done` show the outcome; cancelling says so, a failure shows the error.
+  async function confirmedWrite(dialog, cancelled, path, body, done) {
+    const answer = await confirmDialog(dialog);
     if (!answer.ok) {
-      banner(t("forget_cancelled"), "info");
+      banner(t(cancelled), "info");
       return;
     }
     try {
-      const result = await api("/api/forget", { method: "POST", body: { id, reason: answer.reason, confirm: true } });
-      last.detail = null;
-      clear(document.getElementById("detail")).append(el("p", { class: "notice done", role: "status", text: t("forgotten", { message: result.message }) }));
-      await refreshExplore();
+      await done(await api(path, { method: "POST", body: { ...body(answer), confirm: true } }));
     } catch (error) {
       showError(error);
     }
   }
 
-  async function restore(item) {
-    const answer = await confirmDialog({
-      title: t("restore_title", { id: item.id }),
-      text: t("restore_text", { by: item.outdated_by }),
-      ok: t("restore_ok"),
-      withReason: false,
-    });
-    if (!answer.ok) {
-      banner(t("restore_cancelled"), "info");
-      return;
-    }
-    try {
-      const result = await api("/api/restore", { method: "POST", body: { id: item.id, corrected_by: item.outdated_by, confirm: true } });
-      await refreshExplore();
-      await openItem(item.id, null);
-      document.getElementById("detail").prepend(el("p", { class: "notice done", role: "status", text: result.message }));
-    } catch (error) {
-      showError(error);
-    }
+  function forget(id) {
+    return confirmedWrite(
+      { title: t("forget_title", { id }), text: t("forget_text"), ok: t("forget_ok"), withReason: true },
+      "forget_cancelled",
+      "/api/forget",
+      (answer) => ({ id, reason: answer.reason }),
+      async (result) => {
+        last.detail = null;
+        clear(document.getElementById("detail")).append(el("p", { class: "notice done", role: "status", text: t("forgotten", { message: result.message }) }));
+        await refreshExplore();
+      },
+    );
+  }
+
+  function restore(item) {
+    return confirmedWrite(
+      { title: t("restore_title", { id: item.id }), text: t("restore_text", { by: item.outdated_by }), ok: t("restore_ok"), withReason: false },
+      "restore_cancelled",
+      "/api/restore",
+      () => ({ id: item.id, corrected_by: item.outdated_by }),
+      async (result) => {
+        await refreshExplore();
+        await openItem(item.id, null);
+        document.getElementById("detail").prepend(el("p", { class: "notice done", role: "status", text: result.message }));
+      },
+    );
   }
 
   // ------------------------------------------------------------------ Diagnose
