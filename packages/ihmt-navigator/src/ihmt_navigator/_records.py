@@ -68,6 +68,11 @@ class SearchOptions:
     """``compact`` (bounded, for an agent) or ``full`` (ids, paths and scores too)."""
     limit: int = 5
     """At most this many results."""
+    note_other_project: bool = False
+    """A FOUND answer from a project other than ``prefer_project`` (a global memory
+    never) ends with a NOTE naming that project, and the current one ("no project" when
+    ``prefer_project`` is None). A composition that always knows the asker's project
+    sets it (``Memory.search``)."""
 
     def __post_init__(self) -> None:
         if self.detail not in _DETAILS:

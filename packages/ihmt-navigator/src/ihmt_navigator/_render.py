@@ -1,13 +1,18 @@
-"""Rendering a search result as the text an agent reads: compact (bounded) or full."""
+"""Rendering a search result as the text an agent reads: compact (bounded) or full.
+
+A search decides an :class:`Answer`; :func:`render` turns it into the text once, with
+every note the answer carries (a composition adds nothing afterwards).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ihmt_navigator._records import Hit, Passage
-from ihmt_store import estimate_tokens, terms
+from ihmt_navigator._records import Hit, Passage, SearchOptions, Status
+from ihmt_store import estimate_tokens, one_line, terms
 
-__all__ = ["best_passage", "render"]
+__all__ = ["Answer", "best_passage", "render"]
 
 LINE_CHARS = 150
 QUERY_CHARS = 200
@@ -44,6 +49,36 @@ def best_passage(text: str, query_terms: Sequence[str], budget_tokens: int) -> P
     return Passage(start_line=first + 1, end_line=last + 1, total_lines=len(lines), text=piece)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """What a search decided, before it is rendered."""
+
+    status: Status
+    hits: tuple[Hit, ...] = ()
+    """Best first; for ``ambiguous``, the candidates to choose among."""
+    notices: tuple[str, ...] = ()
+    """Corrections to relay (OUTDATED) and other remarks, rendered as NOTE lines."""
+    coverage: float = 0.0
+    margin: float = 0.0
+    broad: bool = False
+    """A broad question: the other hits are "memories about it"."""
+    stray: tuple[str, ...] = ()
+    """NOT FOUND: the only words the closest memory shares with the question."""
+    unknown: tuple[str, ...] = ()
+    """NOT FOUND: names in the question that nothing stored mentions."""
+    lacking: tuple[str, ...] = ()
+    """NOT FOUND: the values asked for that no memory about the subject holds."""
+    elsewhere: tuple[Hit, ...] = ()
+    """NOT FOUND for the current project: what other projects hold."""
+
+    @property
+    def confidence(self) -> float:
+        """0.6 x coverage + 0.4 x margin; 0 for NOT FOUND."""
+        if self.status == "not_found":
+            return 0.0
+        return round(0.6 * self.coverage + 0.4 * self.margin, 3)
+
+
 def _date(hit: Hit) -> str:
     return hit.timestamp[:10]
 
@@ -55,12 +90,14 @@ def _where(hit: Hit) -> str:
     return place
 
 
-def _one_line(hit: Hit, width: int = LINE_CHARS) -> str:
-    text = " ".join((hit.excerpt or hit.title).split())
-    if len(text) > width:
-        text = text[: width - 1] + "…"
+def _gist(hit: Hit) -> str:
+    """The hit's excerpt (or title) on one line, clipped."""
+    return one_line(hit.excerpt or hit.title, LINE_CHARS)
+
+
+def _listed(hit: Hit) -> str:
     flag = " [OUTDATED]" if hit.outdated else ""
-    return f"[{_date(hit)}] {hit.domain}{flag} — {text} ({hit.id})"
+    return f"[{_date(hit)}] {hit.domain}{flag} — {_gist(hit)} ({hit.id})"
 
 
 def _full_lines(hit: Hit) -> list[str]:
@@ -71,79 +108,94 @@ def _full_lines(hit: Hit) -> list[str]:
     ]
 
 
-def render(
-    *,
-    status: str,
-    query: str,
-    results: Sequence[Hit],
-    notices: Sequence[str],
-    confidence: float,
-    budget: int,
-    detail: str,
-    broad: bool,
-    stray: Sequence[str] = (),
-    unknown: Sequence[str] = (),
-    lacking: Sequence[str] = (),
-    elsewhere: Sequence[Hit] = (),
-    project: str = "",
-) -> str:
-    """The text for an agent; compact stays within ``budget`` estimated tokens."""
-    full = detail == "full"
-    out: list[str] = []
-    if len(query) > QUERY_CHARS:
-        query = query[: QUERY_CHARS - 1] + "…"
-    if status == "not_found":
-        where = f" for project {project}" if elsewhere else " in memory"
-        out.append(f'NOT FOUND · nothing{where} answers "{query}".')
-        if unknown:
-            out.append(
-                f"Nothing stored mentions {', '.join(repr(u) for u in unknown)}. "
-                "Say you do not know rather than guess."
-            )
-        elif elsewhere:
-            out.append(
-                "Other projects hold these memories; if you mention them, say whose they "
-                "are and that they may not apply here:"
-            )
-            for hit in elsewhere:
-                line = f"- {_one_line(hit)} · project {hit.project}"
-                if estimate_tokens("\n".join([*out, line])) > budget:
-                    break
-                out.append(line)
-        elif lacking:
-            about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
-            out.append(
-                f"Memories{about} were found, but none holds {' or '.join(lacking)}. "
-                "Say you do not know rather than guess."
-            )
-        elif stray:
-            out.append(
-                f"The closest memory shares only {', '.join(repr(s) for s in stray)} with the "
-                "question, which is not enough to answer it. Say you do not know."
-            )
-        return "\n".join(out)
-    if status == "ambiguous":
+def render(answer: Answer, *, asked: str, options: SearchOptions, budget: int) -> str:
+    """The text for an agent; compact stays within ``budget`` estimated tokens.
+
+    Args:
+        asked: the question as shown (with its clue).
+        options: ``detail``; ``prefer_project`` (the current project, named when
+            nothing in it answers); ``note_other_project`` (a FOUND answer from another
+            project ends with a NOTE saying so).
+    """
+    query = asked if len(asked) <= QUERY_CHARS else asked[: QUERY_CHARS - 1] + "…"
+    if answer.status == "not_found":
+        return "\n".join(_not_found(answer, query, options.prefer_project or "", budget))
+    full = options.detail == "full"
+    if answer.status == "ambiguous":
+        return "\n".join(_ambiguous(answer, query, full, budget))
+    out = _found(answer, full, budget)
+    best = answer.hits[0]
+    current = options.prefer_project or ""
+    if options.note_other_project and best.project and best.project != current:
+        here = f"project {current}" if current else "no project"
         out.append(
-            f'AMBIGUOUS · "{query}" matches {len(results)} different memories about equally well '
-            f"(confidence {confidence:.2f}). Do not guess: ask the user which one, or search "
-            'again with clue="…" (a place, a date, a project, a surname).'
+            f"NOTE: this answer comes from project {best.project}, not the current "
+            f"one ({here}); check it applies here before relying on it."
         )
-        for number, hit in enumerate(results, 1):
-            line = f"{number}. [{_date(hit)}] {_where(hit)} — "
-            text = " ".join((hit.excerpt or hit.title).split())
-            line += text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
-            line += f" ({hit.id})"
+    return "\n".join(out)
+
+
+def _not_found(answer: Answer, query: str, project: str, budget: int) -> list[str]:
+    """NOT FOUND, and why: unknown names, other projects' memories, a value no memory
+    holds, or a stray shared word."""
+    elsewhere, stray = answer.elsewhere, answer.stray
+    where = f" for project {project}" if elsewhere else " in memory"
+    out = [f'NOT FOUND · nothing{where} answers "{query}".']
+    if answer.unknown:
+        out.append(
+            f"Nothing stored mentions {', '.join(repr(u) for u in answer.unknown)}. "
+            "Say you do not know rather than guess."
+        )
+    elif elsewhere:
+        out.append(
+            "Other projects hold these memories; if you mention them, say whose they "
+            "are and that they may not apply here:"
+        )
+        for hit in elsewhere:
+            line = f"- {_listed(hit)} · project {hit.project}"
             if estimate_tokens("\n".join([*out, line])) > budget:
                 break
             out.append(line)
-            if full:
-                out.extend(_full_lines(hit))
-        return "\n".join(out)
+    elif answer.lacking:
+        about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
+        out.append(
+            f"Memories{about} were found, but none holds {' or '.join(answer.lacking)}. "
+            "Say you do not know rather than guess."
+        )
+    elif stray:
+        out.append(
+            f"The closest memory shares only {', '.join(repr(s) for s in stray)} with the "
+            "question, which is not enough to answer it. Say you do not know."
+        )
+    return out
+
+
+def _ambiguous(answer: Answer, query: str, full: bool, budget: int) -> list[str]:
+    """AMBIGUOUS: one numbered line per candidate, and how to tell them apart."""
+    results = answer.hits
+    out = [
+        f'AMBIGUOUS · "{query}" matches {len(results)} different memories about equally well '
+        f"(confidence {answer.confidence:.2f}). Do not guess: ask the user which one, or "
+        'search again with clue="…" (a place, a date, a project, a surname).'
+    ]
+    for number, hit in enumerate(results, 1):
+        line = f"{number}. [{_date(hit)}] {_where(hit)} — {_gist(hit)} ({hit.id})"
+        if estimate_tokens("\n".join([*out, line])) > budget:
+            break
+        out.append(line)
+        if full:
+            out.extend(_full_lines(hit))
+    return out
+
+
+def _found(answer: Answer, full: bool, budget: int) -> list[str]:
+    """FOUND: the best memory in full (or its best passage), the notes, the others."""
+    results, confidence = answer.hits, answer.confidence
     best = results[0]
     head = f"FOUND · confidence {confidence:.2f}"
     if best.project:
         head += f" · from project {best.project}"
-    out.append(head)
+    out = [head]
     if confidence < LOW_CONFIDENCE and len(results) > 1:
         out.append(
             "Low confidence: the question's words only partly match. Check the other "
@@ -159,21 +211,22 @@ def render(
     out.append(best.content.rstrip() or best.excerpt)
     if full:
         out.extend(_full_lines(best))
-    for notice in notices:
+    for notice in answer.notices:
         line = f"NOTE: {notice}"
         if estimate_tokens("\n".join([*out, line])) > budget:
             break
         out.append(line)
-    others = list(results[1:])
+    others = results[1:]
     if others:
-        out.append("Other matches:" if not broad else "Other memories about it:")
+        heading = "Other matches:" if not answer.broad else "Other memories about it:"
+        out.append(heading)
         for hit in others:
-            lines = [f"- {_one_line(hit)}"]
+            lines = [f"- {_listed(hit)}"]
             if full:
                 lines.extend(_full_lines(hit))
             if estimate_tokens("\n".join([*out, *lines])) > budget:
                 break
             out.extend(lines)
-        if out[-1] in ("Other matches:", "Other memories about it:"):
+        if out[-1] == heading:
             out.pop()
-    return "\n".join(out)
+    return out

@@ -1,4 +1,11 @@
-"""Search: find exactly with the store's full-text index, then answer with the tree."""
+"""Search: find exactly with the store's full-text index, then answer with the tree.
+
+One call reads in one sitting: :meth:`Navigator.search` validates the options once,
+reads the question (:mod:`ihmt_navigator._question`), asks the store for candidates,
+fetches the store's figures once into a :class:`_Query` (the call's context), ranks,
+decides (found, ambiguous or not found) into an :class:`~ihmt_navigator._render.Answer`,
+and renders that once (:func:`~ihmt_navigator._render.render`).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,10 @@ import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from ihmt_navigator._question import (
     ANSWER_TYPES,
@@ -28,12 +35,10 @@ from ihmt_navigator._question import (
 from ihmt_navigator._records import (
     CorrectionMatch,
     Hit,
-    HitKind,
     SearchOptions,
     SearchResult,
-    Status,
 )
-from ihmt_navigator._render import best_passage, render
+from ihmt_navigator._render import Answer, best_passage, render
 from ihmt_navigator._semantic import Similarities, VectorIndex
 from ihmt_store import (
     Candidate,
@@ -42,6 +47,7 @@ from ihmt_store import (
     IOStats,
     Store,
     estimate_tokens,
+    one_line,
     terms,
 )
 
@@ -56,10 +62,8 @@ CANDIDATES = 30
 COMMON_TERMS = 0.05
 """A question word found in more than this share of the memories (and in at least 1,000 of
 them) ranks only memories that also hold a rarer word of it (it still counts in their
-scores). Ranking every match of such words was most of a search's time at 50,000
-memories (p50 ~10 ms → ~5 ms); the benchmark's quality figures did not move (seed 0 and
-the held-out seed 1, 5,000 and 50,000 memories; same status and best memory on all 400
-questions of seed 0 at 50,000)."""
+scores): ranking every match of such words would be most of a search's time in a large
+store (see the CHANGELOG for the measurements)."""
 CLUE_BOTH = 1.6
 IN_PERIOD = CLUE_BOTH
 """A memory dated in the period the question names ("in April 2023") matches it as a
@@ -79,14 +83,12 @@ SEMANTIC_POOL = 30
 scored; these are the ones that can still reach the answer."""
 SEMANTIC_WEIGHT = 0.5
 """Fused score: ``w · cos′ + (1 − w) · bm25′``, the cosine min-max scaled (from the lowest
-of any memory to the best candidate's) and BM25 divided by the best: the weighted sum
-measured best on a held-out set, reciprocal-rank fusion close behind. ``w`` is this
-weight times the share of the question that BM25's best memory does *not* hold (see
-``ADAPT``)."""
+of any memory to the best candidate's) and BM25 divided by the best (a weighted sum:
+see the CHANGELOG for how it was chosen). ``w`` is this weight times the share of the
+question that BM25's best memory does *not* hold (see ``ADAPT``)."""
 ADAPT = 1.0
 """How much BM25's own coverage of the question lowers the weight of meaning: a memory
-holding every rare word asked is not outranked by one that only reads alike (on the dev
-set, without it paraphrase R@1 fell below the lexical search's)."""
+holding every rare word asked is not outranked by one that only reads alike."""
 DISAGREE = 0.8
 """Confidence factor when BM25 and the embeddings put different memories first: agreement
 is right far more often than either alone."""
@@ -109,12 +111,120 @@ def is_test_path(source: str) -> bool:
     return bool(_TEST_PATH.search(source.replace("\\", "/")))
 
 
+def rarity(total: int, df: int) -> float:
+    """How much a word found in ``df`` of the store's ``total`` items weighs when the
+    navigator judges an answer: how much of the question a memory holds (coverage), a
+    stray match, a name the store has never seen, a word that points at a project.
+
+    ``log(1 + (total - df + 0.5) / (df + 0.5))``, the always-positive IDF of Lucene's
+    BM25. It is deliberately not the index's :func:`ihmt_store.idf` (FTS5's, which ranks
+    the candidates): that one floors a word found in half the items or more at almost
+    nothing, while here such a word still counts for a little of the question. A word
+    found nowhere (``df`` 0) weighs ``rarity(total, 0)``, one found once
+    ``rarity(total, 1)``.
+    """
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Query:
+    """One search call: the question read once, the store's figures fetched once, the
+    options, and this call's caches. Made when a call starts and dropped when it
+    returns: the :class:`Navigator` itself keeps only its configuration."""
+
+    text: str
+    """The question as asked."""
+    clue: str | None
+    options: SearchOptions
+    q_terms: list[str]
+    """The question's terms (without the words of how it is asked, or its period)."""
+    c_terms: list[str] = field(default_factory=list)
+    """The clue's terms that are not the question's."""
+    total: int
+    """Items in the store when the call started (at least 1)."""
+    df: dict[str, int]
+    """How many items hold each of ``q_terms``: fetched once per call."""
+    weights: dict[str, float]
+    """The :func:`rarity` of each of ``q_terms``."""
+    groups: list[tuple[str, ...]]
+    """The question's words, each as its terms (:func:`word_groups`)."""
+    before: IOStats
+    """The store's reads when the call started."""
+    paths: dict[str, list[str]] = field(default_factory=dict)
+    """Tree paths fetched in this call."""
+    texts: dict[str, str] = field(default_factory=dict)
+    """Leaf texts read in this call."""
+
+    @property
+    def as_of(self) -> str | None:
+        """The cutoff: a :class:`SearchOptions` record's ``as_of`` is canonical once made."""
+        as_of = self.options.as_of
+        assert as_of is None or isinstance(as_of, str)
+        return as_of
+
+    def coverage(self, cand: Candidate) -> float:
+        """How much of the question ``cand`` holds (:func:`_coverage`)."""
+        return _coverage(cand, self.groups, self.weights)
+
+    def is_outdated(self, entry: Entry) -> bool:
+        """Corrected (by the cutoff, when there is one)."""
+        if entry.outdated_by is None:
+            return False
+        as_of = self.as_of
+        return as_of is None or (entry.outdated_on or "") <= as_of
+
+    def admits(self, entry: Entry) -> bool:
+        """Dated by the cutoff, and of the scope asked for."""
+        as_of = self.as_of
+        if as_of is not None:
+            if entry.kind == "leaf" and entry.timestamp > as_of:
+                return False
+            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > as_of:
+                return False
+        scope = self.options.scope
+        if scope != "all" and entry.kind == "leaf":
+            is_test = is_test_path(entry.source)
+            if (scope == "main") == is_test:
+                return False
+        return True
+
+    def passes(self, entry: Entry) -> bool:
+        """The filters BM25's query applies, checked on a catalog entry."""
+        if entry.kind != "leaf":
+            return False
+        options = self.options
+        domain = options.domain
+        if domain is not None and not (
+            entry.domain == domain or entry.domain.startswith(domain + ".")
+        ):
+            return False
+        if options.project is not None and entry.project != options.project:
+            return False
+        if options.path_prefix is not None and not entry.source.startswith(options.path_prefix):
+            return False
+        return self.admits(entry)
+
+    def factor(self, cand: Candidate) -> float:
+        """What a candidate's score is multiplied by: a clue it holds (or not), another
+        project's memory when a current project is given."""
+        score = 1.0
+        if self.c_terms:
+            has_q = any(t in self.q_terms for t in cand.matched)
+            has_c = any(t in self.c_terms for t in cand.matched)
+            score *= CLUE_BOTH if has_q and has_c else CLUE_ONE
+        prefer = self.options.prefer_project
+        if prefer and cand.entry.project not in ("", prefer):
+            score *= OTHER_PROJECT
+        return score
+
+
 class Navigator:
     """Searches a store and answers with the tree.
 
     Args:
         store: an open :class:`ihmt_store.Store`.
         weights: BM25 field weights (title, keywords, tags, text).
+        vectors: the semantic layer, or None: words only.
     """
 
     def __init__(
@@ -128,9 +238,6 @@ class Navigator:
         self.weights = weights or FieldWeights()
         self.vectors = vectors
         """The semantic layer (:mod:`ihmt_navigator._semantic`), or None: words only."""
-        self._n = 1
-        self._paths: dict[str, list[str]] = {}
-        self._texts: dict[str, str] = {}
 
     # ------------------------------------------------------------------ public
     def search(
@@ -228,7 +335,7 @@ class Navigator:
         """
         if not isinstance(words, str) or not words.strip():
             raise ValueError("the hint is empty: say which memory is corrected")
-        self._begin()
+        total, before = self._started()
         q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
         found = (
             self.store.candidates(
@@ -239,10 +346,12 @@ class Navigator:
         )
         if not found:
             return CorrectionMatch(status="not_found")
-        weights = self._term_weights(q_terms)
-        groups = word_groups(words, q_terms)
+        q = self._query(
+            words, None, SearchOptions(project=project, limit=limit), q_terms, [], total, before
+        )
+        weights = q.weights
         scores = {c.entry.id: c.score for c in found}
-        cover = {c.entry.id: _coverage(c, groups, weights) for c in found}
+        cover = {c.entry.id: q.coverage(c) for c in found}
         # Equal fit, the current statement first: a hint that fits a memory and the one
         # that corrected it equally describes what is true now.
         ranked = sorted(
@@ -256,8 +365,8 @@ class Navigator:
         )
         best = ranked[0]
         top = cover[best.entry.id]
-        if self._is_stray(best, q_terms, weights, top):
-            hits = self._hits(ranked[:limit], scores, q_terms)
+        if self._is_stray(q, best, top):
+            hits = self._hits(q, ranked[:limit], scores)
             return CorrectionMatch(status="not_found", candidates=tuple(hits), coverage=top)
         s1 = scores[best.entry.id]
         close = [
@@ -274,13 +383,11 @@ class Navigator:
             if a is not b
         )
         targets = [best, *close] if apart else [best]
-        hits = self._hits(
-            [*targets, *(c for c in ranked[:limit] if c not in targets)], scores, q_terms
-        )
+        hits = self._hits(q, [*targets, *(c for c in ranked[:limit] if c not in targets)], scores)
         if close and not apart:
             return CorrectionMatch(status="ambiguous", candidates=tuple(hits), coverage=top)
         union = tuple(dict.fromkeys(t for c in targets for t in c.matched))
-        together = _coverage(replace(best, matched=union), groups, weights)
+        together = q.coverage(replace(best, matched=union))
         return CorrectionMatch(
             status="found",
             targets=tuple(hits[: len(targets)]),
@@ -288,19 +395,43 @@ class Navigator:
             coverage=round(together, 3),
         )
 
-    def _begin(self) -> IOStats:
-        """Forget the last search's caches; the store's size and reads so far."""
-        self._n = max(self.store.count(), 1)
-        self._paths = {}
-        self._texts = {}
-        return self.store.io.snapshot()
+    # ------------------------------------------------------------------ the call's context
+    def _started(self) -> tuple[int, IOStats]:
+        """The store's size and its reads so far, when a call starts."""
+        return max(self.store.count(), 1), self.store.io.snapshot()
+
+    def _query(
+        self,
+        text: str,
+        clue: str | None,
+        options: SearchOptions,
+        q_terms: list[str],
+        c_terms: list[str],
+        total: int,
+        before: IOStats,
+    ) -> _Query:
+        """The call's context: the document frequencies of the question's terms are
+        fetched here, once."""
+        df = self.store.document_frequencies(q_terms) if q_terms else {}
+        return _Query(
+            text=text,
+            clue=clue,
+            options=options,
+            q_terms=q_terms,
+            c_terms=c_terms,
+            total=total,
+            df=df,
+            weights={t: rarity(total, df.get(t, 0)) for t in q_terms},
+            groups=word_groups(text, q_terms),
+            before=before,
+        )
 
     # ------------------------------------------------------------------ the pipeline
     def _search(self, query: str, clue: str | None, options: SearchOptions) -> SearchResult:
-        detail, limit = options.detail, options.limit
         store = self.store
         config = store.config
-        before = self._begin()
+        limit = options.limit
+        total, before = self._started()
         # "Summarize", "tell me about": how a broad question is asked, not what about;
         # "in April 2023": when, which the memories' dates answer better than their words.
         asking = set(terms(" ".join(m.group(0) for m in BROAD_CUES.finditer(query))))
@@ -311,7 +442,8 @@ class Navigator:
         q_terms = [t for t in words if t not in asking]
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
-            return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
+            q = self._query(query, clue, options, q_terms, c_terms, total, before)
+            return self._finish(q, Answer(status="not_found"))
         filtered = options.as_of or options.scope != "all"
         found = store.candidates(
             q_terms + c_terms,
@@ -322,13 +454,11 @@ class Navigator:
             source_prefix=options.path_prefix,
             common=COMMON_TERMS,
         )
-        found = [c for c in found if self._admissible(c.entry, options)]
+        q = self._query(query, clue, options, q_terms, c_terms, total, before)
+        found = [c for c in found if q.admits(c.entry)]
         leaves = [c for c in found if c.entry.kind == "leaf"]
         branches = [c for c in found if c.entry.kind == "branch"]
-        df = self.store.document_frequencies(q_terms)
-        weights = self._term_weights(q_terms, df)
-        groups = word_groups(query, q_terms)
-        scores = {c.entry.id: c.score * self._factor(c, q_terms, c_terms, options) for c in leaves}
+        scores = {c.entry.id: c.score * q.factor(c) for c in leaves}
         # Whether to answer at all is the words' decision (cosines do not tell a question
         # the memory cannot answer from one it can): it is taken on BM25's best.
         lexical_best = max(
@@ -338,55 +468,47 @@ class Navigator:
         nearest: Candidate | None = None
         sims = self._similarities(f"{query} {clue}" if clue else query)
         if sims is not None and len(sims):
-            leaves = self._with_nearest(leaves, sims, q_terms + c_terms, options, bool(filtered))
+            leaves = self._with_nearest(q, leaves, sims, bool(filtered))
             # The more of the question BM25's best memory holds, the less meaning has to
             # add: a memory holding every rare word asked is not outranked by one that
             # only reads alike.
-            explained = _coverage(lexical_best, groups, weights) if lexical_best else 0.0
+            explained = q.coverage(lexical_best) if lexical_best else 0.0
             share = SEMANTIC_WEIGHT * (1 - ADAPT * explained)
-            scores = self._fused(leaves, sims, share, q_terms, c_terms, options)
+            scores = _fused(q, leaves, sims, share)
             if leaves:
                 nearest = max(leaves, key=lambda c: (sims.of(c.entry.id) or -1.0, c.entry.id))
                 agree = lexical_best is not None and nearest.entry.id == lexical_best.entry.id
         if not leaves:
-            return self._finish(query, clue, "not_found", [], [], 0.0, 0.0, detail, before)
-        if span is not None and options.as_of is None:
+            return self._finish(q, Answer(status="not_found"))
+        if span is not None and q.as_of is None:
             for cand in leaves:
                 if span[0] <= cand.entry.timestamp[:10] <= span[1]:
                     scores[cand.entry.id] *= IN_PERIOD
         elsewhere: set[str] = set()
         if options.prefer_project:
-            elsewhere = self._in_scope_first(
-                query, leaves, scores, groups, weights, q_terms, options
-            )
+            elsewhere = self._in_scope_first(q, leaves, scores)
         ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -_ts(c.entry), c.entry.id))
-        ranked = self._corrections_first(ranked, scores, options)
+        ranked = self._corrections_first(q, ranked, scores)
         best = ranked[0]
         judged = max(
-            dict.fromkeys(c for c in (best, lexical_best) if c is not None),
-            key=lambda c: _coverage(c, groups, weights),
+            dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage
         )
-        coverage = _coverage(judged, groups, weights)
-        shared = [t for t in judged.matched if t in q_terms]
+        coverage = q.coverage(judged)
+        shared = tuple(t for t in judged.matched if t in q_terms)
 
-        def abstain(**why: Any) -> SearchResult:
-            return self._finish(
-                query, clue, "not_found", [], [], coverage, 0.0, detail, before, **why
-            )
-
-        unknown = self._unknown_names(query, weights)
+        unknown = self._unknown_names(q)
         if unknown:
-            return abstain(unknown=unknown)
-        stray = self._is_stray(judged, q_terms, weights, coverage, identifiers(query))
+            return self._finish(q, Answer(status="not_found", coverage=coverage, unknown=unknown))
+        stray = self._is_stray(q, judged, coverage, identifiers(query))
         # Meaning's first memory is the answer (or was, until this one corrected it).
         picked = nearest is not None and (nearest is best or _linked(nearest.entry, best.entry))
-        if stray and picked and self._across_languages(query, best):
+        if stray and picked and self._across_languages(q, best):
             # Asked in one language about a memory in another: sharing no words is no sign
             # that it does not answer. Meaning picked it (names were checked above): say
             # so with a low confidence instead of NOT FOUND.
             stray, agree = False, False
             coverage = max(coverage, CROSS_LINGUAL_COVERAGE)
-        elif stray and picked and agree and shared and not _unseen(groups, df):
+        elif stray and picked and agree and shared and not _unseen(q.groups, q.df):
             # Words and meaning pick the same memory, which holds some of the question's
             # words, and every other word of the question is one the memory knows: a
             # paraphrase, not a stray match. Answer, with the low confidence of the words'
@@ -398,15 +520,13 @@ class Navigator:
             # the question does not name: that is not this project's answer. Say so, and
             # show what the other projects hold.
             others = [c for c in ranked[:limit] if c.entry.id in elsewhere]
-            return abstain(
-                elsewhere=self._hits(others[:3], scores, q_terms),
-                project=options.prefer_project or "",
-            )
+            shown = tuple(self._hits(q, others[:3], scores))
+            return self._finish(q, Answer(status="not_found", coverage=coverage, elsewhere=shown))
         if stray:
-            return abstain(stray=shared)
+            return self._finish(q, Answer(status="not_found", coverage=coverage, stray=shared))
         s1 = scores[best.entry.id]
         tie_floor = s1 * (1 - config.ambiguity_margin)
-        rivals = self._rivals(best, ranked, scores, tie_floor, options)
+        rivals = self._rivals(q, best, ranked, scores, tie_floor)
         s2 = scores[rivals[0].entry.id] if rivals else 0.0
         margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
         if not agree:
@@ -419,28 +539,33 @@ class Navigator:
         # A clue that no candidate holds does not tell them apart.
         separated = any(t in c_terms for c in leaves for t in c.matched)
         if not separated:
-            split = self._namesakes(query, best, ranked, scores, options)
+            split = self._namesakes(q, ranked)
             if len(split) < 2 and not broad:
-                split = self._project_split(best, ranked, scores, weights, tie_floor, options)
+                split = self._project_split(q, best, ranked, scores)
             if len(split) >= 2:
-                hits = self._hits(split[:8], scores, q_terms)
-                return self._finish(
-                    query, clue, "ambiguous", hits, [], coverage, margin, detail, before
-                )
+                among = tuple(self._hits(q, split[:8], scores))
+                ambiguous = Answer(status="ambiguous", hits=among, coverage=coverage, margin=margin)
+                return self._finish(q, ambiguous)
 
         if broad:
-            ranked = self._broad_order(ranked, leaves, groups, weights, options)
+            ranked = self._broad_order(q, ranked, leaves)
         else:
-            ranked = self._newer_among_ties(best, ranked, scores, tie_floor, options)
+            ranked = self._newer_among_ties(q, best, ranked, scores, tie_floor)
             asked = asked_for(query)
             if asked:
-                holder = self._holder(ranked[:limit], asked, weights, options)
+                holder = self._holder(q, ranked[:limit], asked)
                 if holder is None:
-                    return abstain(lacking=[name for name, _ in asked], stray=shared)
+                    lacking = tuple(name for name, _ in asked)
+                    return self._finish(
+                        q,
+                        Answer(
+                            status="not_found", coverage=coverage, lacking=lacking, stray=shared
+                        ),
+                    )
                 ranked = [holder, *(c for c in ranked if c is not holder)]
-        hits = self._hits(ranked[:limit], scores, q_terms)
-        notices = self._notices(hits, options)
-        earlier = set() if broad else self._earlier_statements(ranked, scores, tie_floor, options)
+        hits = self._hits(q, ranked[:limit], scores)
+        notices = self._notices(q, hits)
+        earlier = set() if broad else self._earlier_statements(q, ranked, scores, tie_floor)
         if earlier:
             first = hits[0]
             hits = [
@@ -448,22 +573,28 @@ class Navigator:
                 for h in hits
             ]
             notices += [
-                f'PROBABLY OUTDATED: "{_clip(h.excerpt, 100)}" ({h.timestamp[:10]}, {h.id}) '
-                f'says the same thing as the newer "{_clip(first.excerpt, 100)}" '
+                f'PROBABLY OUTDATED: "{one_line(h.excerpt, 100)}" ({h.timestamp[:10]}, {h.id}) '
+                f'says the same thing as the newer "{one_line(first.excerpt, 100)}" '
                 f"({first.timestamp[:10]}, {first.id}), which answers first. No correction was "
                 "recorded: if the old one still holds, say both."
                 for h in hits
                 if h.id in earlier
             ]
-        branch = self._broad_branch(ranked[:20], branches, scores) if broad else None
+        branch = self._broad_branch(q, ranked[:20], branches, scores) if broad else None
         if branch is not None:
             notices.append(
-                f'These memories sit under "{_clip(branch.title, 80)}" ({branch.id}), '
-                f"{branch.leaf_count} memories in all: {_clip(branch.excerpt, 160)}"
+                f'These memories sit under "{one_line(branch.title, 80)}" ({branch.id}), '
+                f"{branch.leaf_count} memories in all: {one_line(branch.excerpt, 160)}"
             )
-        return self._finish(
-            query, clue, "found", hits, notices, coverage, margin, detail, before, broad=broad
+        found_it = Answer(
+            status="found",
+            hits=tuple(hits),
+            notices=tuple(notices),
+            coverage=coverage,
+            margin=margin,
+            broad=broad,
         )
+        return self._finish(q, found_it)
 
     # ------------------------------------------------------------------ steps
     def _similarities(self, text: str) -> Similarities | None:
@@ -478,32 +609,25 @@ class Navigator:
             return None
 
     def _with_nearest(
-        self,
-        leaves: list[Candidate],
-        sims: Similarities,
-        q_terms: Sequence[str],
-        options: SearchOptions,
-        filtered: bool,
+        self, q: _Query, leaves: list[Candidate], sims: Similarities, filtered: bool
     ) -> list[Candidate]:
         """BM25's candidates and the memories nearest in meaning that pass the filters;
         those get their BM25 score too (zero when they share no word)."""
         have = {c.entry.id for c in leaves}
-        pool = SEMANTIC_POOL * (4 if filtered or options.project is not None else 1)
+        pool = SEMANTIC_POOL * (4 if filtered or q.options.project is not None else 1)
         near = [item for item, _ in sims.top(pool) if item not in have]
         if not near:
             return leaves
         entries = self.store.entries(near)
-        keep = [
-            entries[item]
-            for item in near
-            if item in entries and self._passes(entries[item], options)
-        ][:SEMANTIC_POOL]
+        keep = [entries[item] for item in near if item in entries and q.passes(entries[item])][
+            :SEMANTIC_POOL
+        ]
         if not keep:
             return leaves
         lexical = {
             c.entry.id: c
             for c in self.store.candidates(
-                list(q_terms),
+                q.q_terms + q.c_terms,
                 limit=len(keep),
                 weights=self.weights,
                 kinds=("leaf",),
@@ -515,96 +639,16 @@ class Navigator:
             *(lexical.get(e.id) or Candidate(entry=e, score=0.0, matched=()) for e in keep),
         ]
 
-    def _across_languages(self, query: str, cand: Candidate) -> bool:
+    def _across_languages(self, q: _Query, cand: Candidate) -> bool:
         """True when the question and the memory are clearly in different languages."""
-        asked = language_of(query)
+        asked = language_of(q.text)
         if not asked:
             return False
-        written = language_of(self._text(cand.entry.id))
+        written = language_of(self._text(q, cand.entry))
         return bool(written) and written != asked
 
-    def _passes(self, entry: Entry, options: SearchOptions) -> bool:
-        """The filters BM25's query applies, checked on a catalog entry."""
-        if entry.kind != "leaf":
-            return False
-        domain = options.domain
-        if domain is not None and not (
-            entry.domain == domain or entry.domain.startswith(domain + ".")
-        ):
-            return False
-        if options.project is not None and entry.project != options.project:
-            return False
-        if options.path_prefix is not None and not entry.source.startswith(options.path_prefix):
-            return False
-        return self._admissible(entry, options)
-
-    def _fused(
-        self,
-        leaves: Sequence[Candidate],
-        sims: Similarities,
-        share: float,
-        q_terms: Sequence[str],
-        c_terms: Sequence[str],
-        options: SearchOptions,
-    ) -> dict[str, float]:
-        """``share · cos′ + (1 − share) · bm25′`` over the candidates, then the same factors
-        as BM25's scores get (a clue, another project)."""
-        cos = {c.entry.id: sims.of(c.entry.id) for c in leaves}
-        known = [v for v in cos.values() if v is not None]
-        # Scaled from the lowest cosine of any memory, so that no candidate scores zero.
-        low, high = (sims.lowest, max(known)) if known else (0.0, 0.0)
-        span = high - low
-        raw = {c.entry.id: c.score for c in leaves}
-        top = max(raw.values(), default=0.0)
-        out: dict[str, float] = {}
-        for cand in leaves:
-            item = cand.entry.id
-            factor = self._factor(cand, q_terms, c_terms, options)
-            c = cos[item]
-            cos_part = (c - low) / span if c is not None and span > 0 else 0.0
-            bm25_part = raw[item] / top if top > 0 else 0.0
-            out[item] = factor * (share * cos_part + (1 - share) * bm25_part)
-        return out
-
-    def _admissible(self, entry: Entry, options: SearchOptions) -> bool:
-        as_of = _as_of(options)
-        if as_of is not None:
-            if entry.kind == "leaf" and entry.timestamp > as_of:
-                return False
-            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > as_of:
-                return False
-        if options.scope != "all" and entry.kind == "leaf":
-            is_test = is_test_path(entry.source)
-            if (options.scope == "main") == is_test:
-                return False
-        return True
-
-    def _factor(
-        self,
-        cand: Candidate,
-        q_terms: Sequence[str],
-        c_terms: Sequence[str],
-        options: SearchOptions,
-    ) -> float:
-        """What a candidate's score is multiplied by: a clue it holds (or not), another
-        project's memory when a current project is given."""
-        score = 1.0
-        if c_terms:
-            has_q = any(t in q_terms for t in cand.matched)
-            has_c = any(t in c_terms for t in cand.matched)
-            score *= CLUE_BOTH if has_q and has_c else CLUE_ONE
-        if options.prefer_project and cand.entry.project not in ("", options.prefer_project):
-            score *= OTHER_PROJECT
-        return score
-
-    def _is_outdated(self, entry: Entry, options: SearchOptions) -> bool:
-        if entry.outdated_by is None:
-            return False
-        as_of = _as_of(options)
-        return as_of is None or (entry.outdated_on or "") <= as_of
-
     def _corrections_first(
-        self, ranked: list[Candidate], scores: dict[str, float], options: SearchOptions
+        self, q: _Query, ranked: list[Candidate], scores: dict[str, float]
     ) -> list[Candidate]:
         """Move each OUTDATED leaf's current version (following the chain) right above it."""
         store = self.store
@@ -617,7 +661,7 @@ class Navigator:
             chain: list[Candidate] = []
             current = cand
             seen = {cand.entry.id}
-            while self._is_outdated(current.entry, options) and len(chain) < 10:
+            while q.is_outdated(current.entry) and len(chain) < 10:
                 nxt_id = current.entry.outdated_by
                 assert nxt_id is not None
                 if nxt_id in seen:
@@ -626,7 +670,7 @@ class Navigator:
                 nxt = by_id.get(nxt_id)
                 if nxt is None:
                     entry = store.entry(nxt_id)
-                    if entry is None or not self._admissible(entry, options):
+                    if entry is None or not q.admits(entry):
                         break
                     nxt = Candidate(entry=entry, score=cand.score, matched=())
                 # The current version answers what its outdated version matched.
@@ -646,42 +690,31 @@ class Navigator:
             placed.add(cand.entry.id)
         return out
 
-    def _term_weights(
-        self, q_terms: Sequence[str], df: dict[str, int] | None = None
-    ) -> dict[str, float]:
-        if df is None:
-            df = self.store.document_frequencies(q_terms)
-        n = self._n
-        return {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in q_terms}
-
     def _is_stray(
         self,
+        q: _Query,
         best: Candidate,
-        q_terms: Sequence[str],
-        weights: dict[str, float],
         coverage: float,
         identifiers: Sequence[tuple[str, ...]] = (),
     ) -> bool:
         """NOT FOUND: the best memory shares too little, or only one common word. A memory
         holding an identifier the question names (DEC-11878) is never a stray match."""
-        matched = [t for t in best.matched if t in q_terms]
+        matched = [t for t in best.matched if t in q.q_terms]
         if any(all(t in best.matched for t in ident) for ident in identifiers):
             return False
         if not matched or coverage < 0.3:
             return True
-        if len(matched) == 1 and len(q_terms) >= 3:
-            n = self._n
-            rare = math.log(1 + (n - 0.5) / 1.5)  # the weight of a term found once
-            return weights[matched[0]] < 0.5 * rare
+        if len(matched) == 1 and len(q.q_terms) >= 3:
+            return q.weights[matched[0]] < 0.5 * rarity(q.total, 1)
         return False
 
     def _rivals(
         self,
+        q: _Query,
         best: Candidate,
         ranked: Sequence[Candidate],
         scores: dict[str, float],
         tie_floor: float,
-        options: SearchOptions,
     ) -> list[Candidate]:
         """Current memories about another subject that come close to the best one.
 
@@ -690,20 +723,20 @@ class Navigator:
         """
         out: list[Candidate] = []
         for cand in ranked[1:]:
-            if self._is_outdated(cand.entry, options) or self._same_subject(best, cand):
+            if q.is_outdated(cand.entry) or _same_subject(best, cand):
                 continue
             out.append(cand)
             if scores[cand.entry.id] < tie_floor:
                 break
         return out
 
-    def _unknown_names(self, query: str, weights: dict[str, float]) -> list[str]:
+    def _unknown_names(self, q: _Query) -> tuple[str, ...]:
         """Names in the question (an identifier, a capitalised word inside a sentence, a
         number) of which the store holds no trace at all: the memory cannot be about them."""
-        n = self._n
-        never = math.log(1 + (n + 0.5) / 0.5)  # the weight of a term found nowhere
+        never = rarity(q.total, 0)
+        weights = q.weights
         found: list[str] = []
-        for word in name_words(query):
+        for word in name_words(q.text):
             if any(cue.fullmatch(word) for _, cue, _ in ANSWER_TYPES):
                 continue  # "URL" or "IP" says what is asked for, not about what
             parts = [t for t in terms(word) if t in weights]
@@ -714,28 +747,21 @@ class Navigator:
             # PLAT is everywhere.
             if all(weights[t] >= never for t in numbered or parts):
                 found.append(word)
-        return found
+        return tuple(found)
 
-    def _namesakes(
-        self,
-        query: str,
-        best: Candidate,
-        ranked: Sequence[Candidate],
-        scores: dict[str, float],
-        options: SearchOptions,
-    ) -> list[Candidate]:
+    def _namesakes(self, q: _Query, ranked: Sequence[Candidate]) -> list[Candidate]:
         """Candidates in which a bare name of the question belongs to different people.
 
         "Luis" asked alone, while good matches say "Luis Carrasco" and "Luis Sato", has
         several referents; "Luis Sato" in the question has one.
         """
-        names = bare_names(query)
+        names = bare_names(q.text)
         if not names:
             return []
         # Every candidate that holds the name counts, however well it matches the rest:
         # "Greta's email" is a question about one of the Gretas even if only one of them
         # has an email stored.
-        pool = [c for c in ranked[:NAMESAKE_POOL] if not self._is_outdated(c.entry, options)]
+        pool = [c for c in ranked[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
         for name in names:
             mention = re.compile(rf"\b{re.escape(name)}\b")
             follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
@@ -752,23 +778,8 @@ class Navigator:
                 return holders
         return []
 
-    def _same_subject(self, a: Candidate, b: Candidate) -> bool:
-        if a.entry.outdated_by == b.entry.id or b.entry.outdated_by == a.entry.id:
-            return True
-        ta, tb = _excerpt_terms(a.entry.excerpt), _excerpt_terms(b.entry.excerpt)
-        if not ta or not tb:
-            return False
-        return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE
-
     def _in_scope_first(
-        self,
-        query: str,
-        leaves: Sequence[Candidate],
-        scores: dict[str, float],
-        groups: Sequence[tuple[str, ...]],
-        weights: dict[str, float],
-        q_terms: Sequence[str],
-        options: SearchOptions,
+        self, q: _Query, leaves: Sequence[Candidate], scores: dict[str, float]
     ) -> set[str]:
         """The current project's memories and global ones rank above other projects'.
 
@@ -783,22 +794,21 @@ class Navigator:
             The other projects' memories the question does not point at: they may be
             listed, but they do not answer a question asked in this project.
         """
+        q_terms, weights = q.q_terms, q.weights
         named = {p for p in {c.entry.project for c in leaves} if _names(p, q_terms)}
 
         def in_scope(cand: Candidate) -> bool:
             project = cand.entry.project
-            return project in ("", options.prefer_project) or project in named
+            return project in ("", q.options.prefer_project) or project in named
 
         inside = [c for c in leaves if in_scope(c)]
         held_inside = {t for c in inside for t in c.matched}
-        cover = {c.entry.id: _coverage(c, groups, weights) for c in leaves}
+        cover = {c.entry.id: q.coverage(c) for c in leaves}
         answering = [
-            scores[c.entry.id]
-            for c in inside
-            if not self._is_stray(c, q_terms, weights, cover[c.entry.id])
+            scores[c.entry.id] for c in inside if not self._is_stray(q, c, cover[c.entry.id])
         ]
-        unique = math.log(1 + (self._n - 0.5) / 1.5)  # the weight of a word one memory holds
-        names = set(name_terms(query))
+        unique = rarity(q.total, 1)  # the weight of a word one memory holds
+        names = set(name_terms(q.text))
         covered = [(cover[c.entry.id], scores[c.entry.id]) for c in inside]
         unpointed: set[str] = set()
         for cand in leaves:
@@ -822,16 +832,11 @@ class Navigator:
         return unpointed
 
     def _project_split(
-        self,
-        best: Candidate,
-        ranked: Sequence[Candidate],
-        scores: dict[str, float],
-        weights: dict[str, float],
-        tie_floor: float,
-        options: SearchOptions,
+        self, q: _Query, best: Candidate, ranked: Sequence[Candidate], scores: dict[str, float]
     ) -> list[Candidate]:
         """Memories of different projects that answer the question equally well, when the
         asker is in no project and names none: the best of each project."""
+        options, weights = q.options, q.weights
         if options.prefer_project or options.project or not best.entry.project:
             return []
         if _names(best.entry.project, list(weights)):
@@ -839,52 +844,34 @@ class Navigator:
         per_project: dict[str, Candidate] = {}
         for cand in ranked:
             project = cand.entry.project
-            if not project or project in per_project or self._is_outdated(cand.entry, options):
+            if not project or project in per_project or q.is_outdated(cand.entry):
                 continue
             if scores[cand.entry.id] < 0.5 * scores[best.entry.id] or not _indistinct(
                 best, cand, weights
             ):
                 continue
-            if cand is not best and self._same_subject(best, cand):
+            if cand is not best and _same_subject(best, cand):
                 continue
             per_project[project] = cand
         return list(per_project.values()) if len(per_project) >= 2 else []
 
-    def _same_statement(
-        self,
-        first: Candidate,
-        other: Candidate,
-        scores: dict[str, float],
-        tie_floor: float,
-        options: SearchOptions,
-    ) -> bool:
-        """``other`` is another current memory of ``first``'s project that answers about as
-        well and shares half the shorter one's words: a statement about the same thing."""
-        return (
-            other is not first
-            and scores[other.entry.id] >= tie_floor
-            and other.entry.project == first.entry.project
-            and not self._is_outdated(other.entry, options)
-            and _overlap(first.entry.excerpt, other.entry.excerpt) >= SAME_SUBJECT
-        )
-
     def _newer_among_ties(
         self,
+        q: _Query,
         best: Candidate,
         ranked: list[Candidate],
         scores: dict[str, float],
         tie_floor: float,
-        options: SearchOptions,
     ) -> list[Candidate]:
         """Among current memories of one scope that answer the question equally well, the
         newest comes first: the later of two statements about one thing is the one that
         still holds (a correction saved without ``replaces``)."""
-        if self._is_outdated(best.entry, options):
+        if q.is_outdated(best.entry):
             return ranked
         ties = [
             c
             for c in ranked[:NAMESAKE_POOL]
-            if self._same_statement(best, c, scores, tie_floor, options)
+            if _same_statement(q, best, c, scores, tie_floor)
             and set(best.matched) <= set(c.matched)
         ]
         newest = max(ties, key=lambda c: c.entry.timestamp, default=None)
@@ -892,18 +879,18 @@ class Navigator:
             return ranked
         return [newest, *(c for c in ranked if c is not newest)]
 
-    def _text(self, leaf_id: str) -> str:
-        text = self._texts.get(leaf_id)
+    def _text(self, q: _Query, entry: Entry) -> str:
+        """A leaf's text, read once per call (from the entry the call already holds)."""
+        text = q.texts.get(entry.id)
         if text is None:
-            text = self._texts[leaf_id] = self.store.read_leaf(leaf_id).text
+            text = q.texts[entry.id] = self.store.read_leaf(entry).text
         return text
 
     def _holder(
         self,
+        q: _Query,
         window: Sequence[Candidate],
         asked: Sequence[tuple[str, re.Pattern[str]]],
-        weights: dict[str, float],
-        options: SearchOptions,
     ) -> Candidate | None:
         """The best memory that holds every value the question asks for (an email, a
         port…): the first one, or a current one that matched as much of the question;
@@ -912,53 +899,49 @@ class Navigator:
         first = window[0]
         for cand in window:
             current = cand is first or (
-                not self._is_outdated(cand.entry, options) and _indistinct(first, cand, weights)
+                not q.is_outdated(cand.entry) and _indistinct(first, cand, q.weights)
             )
-            text = self._text(cand.entry.id)
+            text = self._text(q, cand.entry)
             if current and all(shape.search(text) for _, shape in asked):
                 return cand
         return None
 
     def _earlier_statements(
         self,
+        q: _Query,
         ranked: Sequence[Candidate],
         scores: dict[str, float],
         tie_floor: float,
-        options: SearchOptions,
     ) -> set[str]:
         """Older current memories that state what the first one states (same project,
         same question words, half the shorter one's words shared): it corrects them
         although nobody said so. Inferred for this answer only; nothing is recorded."""
         first = ranked[0]
-        if self._is_outdated(first.entry, options):
+        if q.is_outdated(first.entry):
             return set()
         return {
             c.entry.id
             for c in ranked[1:NAMESAKE_POOL]
-            if self._same_statement(first, c, scores, tie_floor, options)
+            if _same_statement(q, first, c, scores, tie_floor)
             and c.entry.timestamp < first.entry.timestamp
             and set(c.matched) == set(first.matched)
         }
 
     def _broad_order(
-        self,
-        ranked: Sequence[Candidate],
-        found: Sequence[Candidate],
-        groups: Sequence[tuple[str, ...]],
-        weights: dict[str, float],
-        options: SearchOptions,
+        self, q: _Query, ranked: Sequence[Candidate], found: Sequence[Candidate]
     ) -> list[Candidate]:
         """A broad question is answered by the set of memories about its subject: current
         ones first, those that themselves hold most of the subject ahead (a correction
         that does not name the subject comes after), history last."""
-        own = {c.entry.id: (_coverage(c, groups, weights), c.score) for c in found}
-        current = [c for c in ranked if not self._is_outdated(c.entry, options)]
+        own = {c.entry.id: (q.coverage(c), c.score) for c in found}
+        current = [c for c in ranked if not q.is_outdated(c.entry)]
         current.sort(key=lambda c: own.get(c.entry.id, (0.0, 0.0)), reverse=True)
-        history = [c for c in ranked if self._is_outdated(c.entry, options)]
+        history = [c for c in ranked if q.is_outdated(c.entry)]
         return current + history
 
     def _broad_branch(
         self,
+        q: _Query,
         ranked: Sequence[Candidate],
         branches: Sequence[Candidate],
         scores: dict[str, float],
@@ -971,15 +954,14 @@ class Navigator:
         good = [c for c in ranked if scores[c.entry.id] >= 0.5 * top]
         if len(good) < BROAD_MIN_LEAVES:
             return None
-        store = self.store
-        self._prefetch(good)
+        self._prefetch(q, good)
         counts: dict[str, int] = {}
         for cand in good:
-            for ancestor in self._paths.get(cand.entry.id, [])[:-1]:
+            for ancestor in q.paths.get(cand.entry.id, [])[:-1]:
                 counts[ancestor] = counts.get(ancestor, 0) + 1
         for cand in branches:
             counts.setdefault(cand.entry.id, 0)
-        entries = store.entries(list(counts))
+        entries = self.store.entries(list(counts))
 
         def rank(node: str) -> tuple[int, int, int]:
             entry = entries[node]
@@ -991,151 +973,82 @@ class Navigator:
         return entries[node]
 
     # ------------------------------------------------------------------ building hits
-    def _prefetch(self, cands: Sequence[Candidate]) -> None:
+    def _prefetch(self, q: _Query, cands: Sequence[Candidate]) -> None:
         """Fetch the tree paths of the hits about to be built, in one query."""
-        wanted = [c.entry.id for c in cands if c.entry.id not in self._paths]
+        wanted = [c.entry.id for c in cands if c.entry.id not in q.paths]
         if wanted:
-            self._paths.update(self.store.paths_to(wanted))
+            q.paths.update(self.store.paths_to(wanted))
 
-    def _hits(
-        self, cands: Sequence[Candidate], scores: dict[str, float], q_terms: Sequence[str]
-    ) -> list[Hit]:
-        """Hits with their text (long leaves as their best passage), best first."""
-        self._prefetch(cands)
+    def _hits(self, q: _Query, cands: Sequence[Candidate], scores: dict[str, float]) -> list[Hit]:
+        """Hits with their text (long leaves as their best passage), best first; the
+        titles above them come from one catalog query."""
         budget = self.store.config.compact_tokens
+        self._prefetch(q, cands)
+        texts = [self._text(q, c.entry) for c in cands]
+        paths = [tuple(q.paths.get(c.entry.id) or self.store.path_to(c.entry.id)) for c in cands]
+        above = self.store.entries(list(dict.fromkeys(i for path in paths for i in path[:-1])))
         return [
-            self._hit(c, scores[c.entry.id], read=True, q_terms=q_terms, budget=budget)
-            for c in cands
+            _hit(
+                cand,
+                scores[cand.entry.id],
+                text=text,
+                path=path,
+                titles=tuple(above[i].title for i in path[:-1] if i in above),
+                q_terms=q.q_terms,
+                budget=budget,
+            )
+            for cand, text, path in zip(cands, texts, paths, strict=True)
         ]
 
-    def _path(self, item_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        cached = self._paths.get(item_id)
-        ids = tuple(cached) if cached else tuple(self.store.path_to(item_id))
-        entries = self.store.entries(list(ids[:-1]))
-        return ids, tuple(entries[i].title for i in ids[:-1] if i in entries)
-
-    def _hit(
-        self,
-        cand: Candidate,
-        score: float,
-        *,
-        read: bool,
-        q_terms: Sequence[str] = (),
-        budget: int = 900,
-    ) -> Hit:
-        entry = cand.entry
-        content = ""
-        passage = None
-        if read:
-            text = self._text(entry.id)
-            if estimate_tokens(text) > budget * 0.6:
-                passage = best_passage(text, q_terms, int(budget * 0.55))
-                content = passage.text
-            else:
-                content = text
-        path, titles = self._path(entry.id)
-        return Hit(
-            id=entry.id,
-            kind=cast("HitKind", entry.kind),  # the catalog holds leaves and branches only
-            content=content,
-            title=entry.title,
-            excerpt=entry.excerpt,
-            timestamp=entry.timestamp,
-            domain=entry.domain,
-            project=entry.project,
-            source=entry.source,
-            path=path,
-            path_titles=titles,
-            score=round(score, 6),
-            matched=cand.matched,
-            outdated=entry.outdated_by is not None,
-            outdated_by=entry.outdated_by,
-            corrected_on=entry.outdated_on,
-            passage=passage,
-        )
-
-    def _notices(self, hits: Sequence[Hit], options: SearchOptions) -> list[str]:
-        store = self.store
+    def _notices(self, q: _Query, hits: Sequence[Hit]) -> list[str]:
+        """An OUTDATED notice for each corrected hit (by the cutoff), naming the memory
+        that corrected it (the correcting entries in one catalog query)."""
+        as_of = q.as_of
+        corrected = [
+            hit
+            for hit in hits
+            if hit.outdated
+            and hit.outdated_by is not None
+            and (as_of is None or (hit.corrected_on or "") <= as_of)
+        ]
+        newer = self.store.entries([h.outdated_by or "" for h in corrected]) if corrected else {}
         notices: list[str] = []
-        for hit in hits:
-            if not hit.outdated or hit.outdated_by is None:
-                continue
-            as_of = _as_of(options)
-            if as_of is not None and (hit.corrected_on or "") > as_of:
-                continue
-            newer = store.entry(hit.outdated_by)
-            newer_text = _clip(newer.excerpt if newer else "", 120)
+        for hit in corrected:
+            by = newer.get(hit.outdated_by or "")
+            newer_text = one_line(by.excerpt if by else "", 120)
             notices.append(
-                f'OUTDATED: "{_clip(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id}) was '
+                f'OUTDATED: "{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id}) was '
                 f'corrected on {(hit.corrected_on or "")[:10]} by "{newer_text}" '
                 f"({hit.outdated_by}). Answer with the current version and relay the correction."
             )
         return notices
 
-    def _finish(
-        self,
-        query: str,
-        clue: str | None,
-        status: Status,
-        hits: Sequence[Hit],
-        notices: Sequence[str],
-        coverage: float,
-        margin: float,
-        detail: str,
-        before: IOStats,
-        *,
-        broad: bool = False,
-        stray: Sequence[str] = (),
-        unknown: Sequence[str] = (),
-        lacking: Sequence[str] = (),
-        elsewhere: Sequence[Hit] = (),
-        project: str = "",
-    ) -> SearchResult:
-        confidence = round(0.6 * coverage + 0.4 * margin, 3) if status != "not_found" else 0.0
-        shown_query = f"{query} + {clue}" if clue else query
+    def _finish(self, q: _Query, answer: Answer) -> SearchResult:
+        """The result of a call: ``answer`` rendered once, and what the call read."""
         compact = render(
-            status=status,
-            query=shown_query,
-            results=hits,
-            notices=notices,
-            confidence=confidence,
+            answer,
+            asked=f"{q.text} + {q.clue}" if q.clue else q.text,
+            options=q.options,
             budget=self.store.config.compact_tokens,
-            detail=detail,
-            broad=broad,
-            stray=stray,
-            unknown=unknown,
-            lacking=lacking,
-            elsewhere=elsewhere,
-            project=project,
         )
-        io = self.store.io
+        io, before = self.store.io, q.before
         return SearchResult(
-            query=query,
-            clue=clue,
-            status=status,
-            results=tuple(hits),
-            notices=tuple(notices),
-            confidence=confidence,
-            coverage=round(coverage, 3),
-            margin=round(margin, 3),
+            query=q.text,
+            clue=q.clue,
+            status=answer.status,
+            results=answer.hits,
+            notices=answer.notices,
+            confidence=answer.confidence,
+            coverage=round(answer.coverage, 3),
+            margin=round(answer.margin, 3),
             compact=compact,
             tokens=estimate_tokens(compact),
             files_read=io.files_read - before.files_read,
             bytes_read=io.bytes_read - before.bytes_read,
             node_reads=io.branch_reads - before.branch_reads,
             leaf_reads=io.leaf_reads - before.leaf_reads,
-            broad=broad,
+            broad=answer.broad,
         )
-
-
-@lru_cache(maxsize=4096)
-def _excerpt_terms(excerpt: str) -> frozenset[str]:
-    return frozenset(terms(excerpt))
-
-
-def _clip(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _options(options: SearchOptions | None, loose: dict[str, Any]) -> SearchOptions:
@@ -1145,10 +1058,98 @@ def _options(options: SearchOptions | None, loose: dict[str, Any]) -> SearchOpti
     return replace(options, **loose) if loose else options
 
 
-def _as_of(options: SearchOptions) -> str | None:
-    """The cutoff: a record's ``as_of`` is canonical (a string) once it is made."""
-    assert options.as_of is None or isinstance(options.as_of, str)
-    return options.as_of
+def _hit(
+    cand: Candidate,
+    score: float,
+    *,
+    text: str,
+    path: tuple[str, ...],
+    titles: tuple[str, ...],
+    q_terms: Sequence[str],
+    budget: int,
+) -> Hit:
+    """A hit with its text, or its best passage when the text is long for ``budget``."""
+    entry = cand.entry
+    passage = None
+    content = text
+    if estimate_tokens(text) > budget * 0.6:
+        passage = best_passage(text, q_terms, int(budget * 0.55))
+        content = passage.text
+    return Hit(
+        id=entry.id,
+        kind=entry.kind,
+        content=content,
+        title=entry.title,
+        excerpt=entry.excerpt,
+        timestamp=entry.timestamp,
+        domain=entry.domain,
+        project=entry.project,
+        source=entry.source,
+        path=path,
+        path_titles=titles,
+        score=round(score, 6),
+        matched=cand.matched,
+        outdated=entry.outdated_by is not None,
+        outdated_by=entry.outdated_by,
+        corrected_on=entry.outdated_on,
+        passage=passage,
+    )
+
+
+def _fused(
+    q: _Query, leaves: Sequence[Candidate], sims: Similarities, share: float
+) -> dict[str, float]:
+    """``share · cos′ + (1 − share) · bm25′`` over the candidates, then the same factors
+    as BM25's scores get (a clue, another project)."""
+    cos = {c.entry.id: sims.of(c.entry.id) for c in leaves}
+    known = [v for v in cos.values() if v is not None]
+    # Scaled from the lowest cosine of any memory, so that no candidate scores zero.
+    low, high = (sims.lowest, max(known)) if known else (0.0, 0.0)
+    span = high - low
+    raw = {c.entry.id: c.score for c in leaves}
+    top = max(raw.values(), default=0.0)
+    out: dict[str, float] = {}
+    for cand in leaves:
+        item = cand.entry.id
+        factor = q.factor(cand)
+        c = cos[item]
+        cos_part = (c - low) / span if c is not None and span > 0 else 0.0
+        bm25_part = raw[item] / top if top > 0 else 0.0
+        out[item] = factor * (share * cos_part + (1 - share) * bm25_part)
+    return out
+
+
+def _same_subject(a: Candidate, b: Candidate) -> bool:
+    """One corrected the other, or their excerpts share most of their words."""
+    if _linked(a.entry, b.entry):
+        return True
+    ta, tb = _excerpt_terms(a.entry.excerpt), _excerpt_terms(b.entry.excerpt)
+    if not ta or not tb:
+        return False
+    return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE
+
+
+def _same_statement(
+    q: _Query,
+    first: Candidate,
+    other: Candidate,
+    scores: dict[str, float],
+    tie_floor: float,
+) -> bool:
+    """``other`` is another current memory of ``first``'s project that answers about as
+    well and shares half the shorter one's words: a statement about the same thing."""
+    return (
+        other is not first
+        and scores[other.entry.id] >= tie_floor
+        and other.entry.project == first.entry.project
+        and not q.is_outdated(other.entry)
+        and _overlap(first.entry.excerpt, other.entry.excerpt) >= SAME_SUBJECT
+    )
+
+
+@lru_cache(maxsize=4096)
+def _excerpt_terms(excerpt: str) -> frozenset[str]:
+    return frozenset(terms(excerpt))
 
 
 def _ts(entry: Entry) -> float:
