@@ -11,9 +11,7 @@ import click
 from ihmt_cli._base import State, command, pass_state
 from ihmt_cli._hook import EVENTS, HOOK_AGENTS
 from ihmt_cli._install import (
-    AGENTS,
     BEGIN_MARKER,
-    SCOPES,
     Plan,
     agent_paths,
     install_plan,
@@ -23,6 +21,7 @@ from ihmt_cli._install import (
     server_spec,
     uninstall_plan,
 )
+from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
 
 __all__ = [
     "doctor_command",
@@ -136,7 +135,7 @@ _dry_run_option = click.option(
 )
 @pass_state
 def install_command(
-    state: State, agent: str, scope: str, dry_run: bool, home: Path | None, no_hooks: bool
+    state: State, agent: Agent, scope: Scope, dry_run: bool, home: Path | None, no_hooks: bool
 ) -> None:
     """Register the memory server and its recall hooks with AGENT (claude-code, codex or
     opencode).
@@ -165,7 +164,7 @@ def install_command(
 @_scope_option
 @_dry_run_option
 @pass_state
-def uninstall_command(state: State, agent: str, scope: str, dry_run: bool) -> None:
+def uninstall_command(state: State, agent: Agent, scope: Scope, dry_run: bool) -> None:
     """Unregister the memory server from AGENT; remove its hooks and usage instructions.
 
     Removes exactly what install added (a file it created is deleted), and each
@@ -199,7 +198,7 @@ MAX_HOOK_INPUT = 4 * 1024 * 1024
     type=click.Path(path_type=Path, file_okay=False),
     help="The IHMT_HOME to recall from (default: $IHMT_HOME, else ~/.ihmt).",
 )
-def hook_command(event: str, agent: str, home: Path | None) -> None:
+def hook_command(event: str, agent: Agent, home: Path | None) -> None:
     """Recall for an agent's lifecycle hook: EVENT is session-start or prompt.
 
     Reads the agent's hook JSON on stdin (session_id, cwd, prompt, source). On a prompt it
@@ -351,7 +350,7 @@ def _hooks_text(hooks: dict[str, Any]) -> str:
 
 
 def _agent_row(
-    agent: str, scope: str, config: Path, *, registered: bool = False, error: str = ""
+    agent: Agent, scope: Scope, config: Path, *, registered: bool = False, error: str = ""
 ) -> dict[str, Any]:
     return {
         "agent": agent,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -24,10 +24,8 @@ if TYPE_CHECKING:
     from ihmt_mcp import Memory
 
 __all__ = [
-    "CONTENT_TYPES",
     "EPILOG",
     "ISO_DATE",
-    "ContentType",
     "MissingStoreError",
     "State",
     "clip",
@@ -335,16 +333,6 @@ class IsoDate(_ParamType):
 
 
 ISO_DATE = IsoDate()
-ContentType = Literal["auto", "generic", "personal", "temporal", "process", "narrative", "code"]
-CONTENT_TYPES: tuple[ContentType, ...] = (
-    "auto",
-    "generic",
-    "personal",
-    "temporal",
-    "process",
-    "narrative",
-    "code",
-)
 
 
 def read_text_argument(value: str, what: str) -> str:

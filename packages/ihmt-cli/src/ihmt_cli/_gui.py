@@ -35,7 +35,7 @@ import click
 from ihmt_cli._base import State, command, pass_state
 from ihmt_cli._gui_guard import MAX_BODY, SECURITY_HEADERS, Guard
 from ihmt_cli._gui_session import Gui
-from ihmt_cli._install import AGENTS, SCOPES
+from ihmt_cli._types import AGENTS, SCOPES
 
 if TYPE_CHECKING:
     import socket

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ihmt_cli._gui_guard import MAX_BODY, SECURITY_HEADERS, BodyTooLargeError
 from ihmt_cli._gui_session import ApiError, Gui
@@ -30,6 +30,7 @@ __all__ = [
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
+S = TypeVar("S", bound=str)
 Handler = Callable[["Request"], Awaitable["Response"]]
 
 
@@ -96,11 +97,12 @@ def number_param(value: object, name: str, *, default: int, low: int, high: int)
     return int(value)
 
 
-def choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ApiError(400, f"{name} must be one of: {', '.join(choices)}")
-    assert isinstance(value, str)
-    return value
+def choice(value: object, name: str, choices: tuple[S, ...]) -> S:
+    """``value`` when it is one of ``choices`` (typed as they are), else a 400."""
+    for option in choices:
+        if value == option:
+            return option
+    raise ApiError(400, f"{name} must be one of: {', '.join(choices)}")
 
 
 async def json_body(request: Request) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from ihmt_cli._types import ApiErrorCode
+
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -38,7 +40,7 @@ def _one_thread() -> ThreadPoolExecutor:
 class ApiError(Exception):
     """A request the API refuses: an HTTP status and one plain sentence."""
 
-    def __init__(self, status: int, message: str, code: str = "bad_request") -> None:
+    def __init__(self, status: int, message: str, code: ApiErrorCode = "bad_request") -> None:
         super().__init__(message)
         self.status = status
         self.message = message

@@ -17,7 +17,7 @@ import click
 from ihmt_cli._base import store_under
 from ihmt_cli._gui_http import choice, confirmed, endpoint, folder_param, gui_of, json_body
 from ihmt_cli._gui_session import ApiError
-from ihmt_cli._install import AGENTS, SCOPES
+from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -102,7 +102,7 @@ def _store_exists(store: Path) -> bool:
     return Store.exists(store)
 
 
-def install_argv(agent: str, scope: str, home: Path, *, dry_run: bool) -> list[str]:
+def install_argv(agent: Agent, scope: Scope, home: Path, *, dry_run: bool) -> list[str]:
     """The ``ihmt install`` child process the Set up screen runs (same interpreter)."""
     argv = [sys.executable, "-m", "ihmt_cli", "install", agent, "--scope", scope]
     argv += ["--home", str(home)]
@@ -111,7 +111,7 @@ def install_argv(agent: str, scope: str, home: Path, *, dry_run: bool) -> list[s
     return argv
 
 
-def _shown_command(agent: str, scope: str, home: Path, *, dry_run: bool = False) -> str:
+def _shown_command(agent: Agent, scope: Scope, home: Path, *, dry_run: bool = False) -> str:
     import shlex
 
     words = ["ihmt", "install", agent, "--scope", scope, "--home", str(home)]
@@ -164,7 +164,7 @@ def suggested_home() -> str:
         return str(home)
 
 
-def _hooks_state(scope: str, project_dir: Path | None) -> list[dict[str, Any]]:
+def _hooks_state(scope: Scope, project_dir: Path | None) -> list[dict[str, Any]]:
     """Per agent: are the recall hooks ``ihmt install`` adds there, in this scope."""
     from ihmt_cli._install import agent_paths, read_hooks
 
@@ -179,7 +179,7 @@ def _hooks_state(scope: str, project_dir: Path | None) -> list[dict[str, Any]]:
     return out
 
 
-def _project_dir(value: object, scope: str) -> Path | None:
+def _project_dir(value: object, scope: Scope) -> Path | None:
     if scope != "project":
         return None
     folder = folder_param(value, "the project folder")

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ihmt_cli._types import AGENTS, Agent
+
 if TYPE_CHECKING:
     from ihmt_mcp import Memory, Settings
     from ihmt_navigator import SearchResult
@@ -65,7 +67,7 @@ EVENTS: dict[str, Event] = {
 }
 """The command's event argument: ours, or the agents' own names."""
 EVENT_NAMES: dict[Event, str] = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
-HOOK_AGENTS = ("claude-code", "codex", "opencode")
+HOOK_AGENTS: tuple[Agent, ...] = AGENTS
 
 PROMPT_TOKENS = 300
 DIGEST_TOKENS = 200
@@ -324,7 +326,7 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
     return Recall(text=text, ids=tuple(ids[:kept]), reason="digest")
 
 
-def render_output(agent: str, event: Event, text: str) -> str:
+def render_output(agent: Agent, event: Event, text: str) -> str:
     """What the hook prints: JSON for Claude Code and Codex, plain text for opencode."""
     if not text:
         return ""
@@ -421,13 +423,13 @@ def last_runs(home: Path) -> dict[str, dict[str, Any]]:
 class HookRun:
     """One run of the hook, for the log."""
 
-    agent: str
+    agent: Agent
     event: Event
     started: float = field(default_factory=time.perf_counter)
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def run_hook(event: Event, agent: str, raw: bytes, *, home: Path) -> str:
+def run_hook(event: Event, agent: Agent, raw: bytes, *, home: Path) -> str:
     """Everything ``ihmt hook`` does; returns what to print. Never raises."""
     run = HookRun(agent=agent, event=event)
     output = ""

@@ -29,6 +29,8 @@ from typing import Any
 
 import click
 
+from ihmt_cli._types import AGENTS, Agent, Scope, StepAction
+
 __all__ = [
     "AGENTS",
     "HOOK_EVENTS",
@@ -51,8 +53,6 @@ __all__ = [
 ]
 
 SERVER_NAME = "ihmt-memory"
-AGENTS = ("claude-code", "codex", "opencode")
-SCOPES = ("user", "project")
 BACKUP_SUFFIX = ".bak-ihmt"
 BEGIN_MARKER = "<!-- ihmt-memory:begin (added by `ihmt install`; `ihmt uninstall` removes it) -->"
 END_MARKER = "<!-- ihmt-memory:end -->"
@@ -127,8 +127,8 @@ def instructions_block() -> str:
 class AgentPaths:
     """The files one agent reads in one scope."""
 
-    agent: str
-    scope: str
+    agent: Agent
+    scope: Scope
     config: Path
     """Where the server registration lives (JSON, or TOML for Codex)."""
     instructions: Path
@@ -141,8 +141,8 @@ class AgentPaths:
 
 
 def agent_paths(
-    agent: str,
-    scope: str,
+    agent: Agent,
+    scope: Scope,
     *,
     home: Path | None = None,
     project: Path | None = None,
@@ -338,8 +338,7 @@ def _plain(value: Any) -> Any:
 class Step:
     """One change: run a command, or write a file."""
 
-    action: str
-    """``run`` or ``write``."""
+    action: StepAction
     summary: str
     """One line saying what it does, for the report."""
     preview: str
@@ -361,8 +360,8 @@ class Step:
 class Plan:
     """What ``ihmt install``/``uninstall`` does for one agent, in order."""
 
-    agent: str
-    scope: str
+    agent: Agent
+    scope: Scope
     ihmt_home: str | None
     steps: tuple[Step, ...]
     unchanged: tuple[str, ...]
@@ -1096,8 +1095,8 @@ def _find_cli(paths: AgentPaths) -> str | None:
 
 
 def install_plan(
-    agent: str,
-    scope: str,
+    agent: Agent,
+    scope: Scope,
     spec: ServerSpec,
     *,
     paths: AgentPaths | None = None,
@@ -1140,7 +1139,7 @@ def install_plan(
     )
 
 
-def uninstall_plan(agent: str, scope: str, *, paths: AgentPaths | None = None) -> Plan:
+def uninstall_plan(agent: Agent, scope: Scope, *, paths: AgentPaths | None = None) -> Plan:
     """Everything ``ihmt uninstall AGENT`` has to do: unregister, remove the hooks and the
     instructions; then drop each backup whose file is back to its original bytes."""
     paths = paths or agent_paths(agent, scope)

@@ -7,14 +7,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import click
 
 from ihmt_cli._base import (
-    CONTENT_TYPES,
     ISO_DATE,
-    ContentType,
     State,
     clip,
     command,
@@ -23,6 +21,7 @@ from ihmt_cli._base import (
     progress_bar,
     read_text_argument,
 )
+from ihmt_cli._types import CONTENT_TYPES, Backend, ContentType, ExportFormat
 
 __all__ = [
     "consolidate_command",
@@ -35,9 +34,6 @@ __all__ = [
     "restore_command",
     "save_command",
 ]
-
-ExportFormat = Literal["jsonl", "markdown"]
-Backend = Literal["heuristic", "anthropic"]
 
 
 # ---------------------------------------------------------------------- init
