@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import ClientSession
 
-from ihmt_mcp import FileReads, FileRefusedError, digest
+from ihmt_mcp import FileRefusedError
+from ihmt_mcp._session import FileReads, digest
 
 Call = Callable[..., Awaitable[tuple[bool, str]]]
 Run = Callable[..., None]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ihmt_mcp import find_secrets
+from ihmt_mcp._secrets import find_secrets
 
 # Assembled at run time so this file itself never holds a secret-shaped literal.
 _A = "a1B2c3D4e5"

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ihmt_mcp import find_secrets
+from ihmt_mcp._secrets import find_secrets
 
 # Assembled at run time so this file itself never holds a secret-shaped literal.
 _HEX32 = "9f86d081884c7d659a2feaa0c55ad015"

@@ -10,7 +10,8 @@ from typing import Any
 
 from mcp import ClientSession
 
-from ihmt_mcp import TOOL_NAMES, Memory, Settings
+from ihmt_mcp import Memory, Settings
+from ihmt_mcp._server import TOOL_NAMES
 
 Call = Callable[..., Awaitable[tuple[bool, str]]]
 

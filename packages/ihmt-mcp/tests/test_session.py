@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ihmt_mcp import FileReads, FileRefusedError, PathRefusedError, Scratch, digest
+from ihmt_mcp import FileRefusedError, PathRefusedError
+from ihmt_mcp._session import FileReads, Scratch, digest
 
 
 def _pytest_log(failing: str = "test_pay") -> str:

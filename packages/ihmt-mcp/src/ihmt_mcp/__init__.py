@@ -14,13 +14,14 @@ Entry points:
   ``IHMT_PROJECT`` and ``IHMT_LOG_LEVEL``.
 - :func:`build_server` / :func:`main` — the MCP server (its module loads the SDK lazily,
   so importing this package stays cheap).
+
+Every name below is a reviewed contract: ``tests/test_exports.py`` holds the list.
 """
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ihmt_mcp._secrets import SecretFinding, find_secrets
-from ihmt_mcp._settings import Settings, find_project_root
+from ihmt_mcp._settings import Settings
 from ihmt_mcp.errors import (
     USER_ERRORS,
     ContentTooLargeError,
@@ -34,9 +35,10 @@ from ihmt_mcp.errors import (
 )
 
 if TYPE_CHECKING:
-    from ihmt_mcp._memory import MAX_FILE_BYTES, MAX_SAVE_CHARS, Memory
+    from ihmt_mcp._ingest import MAX_FILE_BYTES
+    from ihmt_mcp._memory import Memory
     from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
-    from ihmt_mcp._project import ProjectIndex, SyncReport
+    from ihmt_mcp._project import ProjectIndex
     from ihmt_mcp._records import (
         CorrectionRecord,
         FiledAs,
@@ -48,12 +50,12 @@ if TYPE_CHECKING:
         SaveResult,
         TreeItem,
     )
-    from ihmt_mcp._server import INSTRUCTIONS, TOOL_NAMES, build_server, main
-    from ihmt_mcp._session import FileReads, Scratch, digest
+    from ihmt_mcp._server import build_server, main
 
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"), "ihmt_mcp._memory"),
-    **dict.fromkeys(("ProjectIndex", "SyncReport"), "ihmt_mcp._project"),
+    "MAX_FILE_BYTES": "ihmt_mcp._ingest",
+    "Memory": "ihmt_mcp._memory",
+    "ProjectIndex": "ihmt_mcp._project",
     **dict.fromkeys(("PortableMemory", "write_jsonl", "write_markdown"), "ihmt_mcp._portable"),
     **dict.fromkeys(
         (
@@ -69,8 +71,7 @@ _LAZY: dict[str, str] = {
         ),
         "ihmt_mcp._records",
     ),
-    **dict.fromkeys(("INSTRUCTIONS", "TOOL_NAMES", "build_server", "main"), "ihmt_mcp._server"),
-    **dict.fromkeys(("FileReads", "Scratch", "digest"), "ihmt_mcp._session"),
+    **dict.fromkeys(("build_server", "main"), "ihmt_mcp._server"),
 }
 
 
@@ -93,9 +94,7 @@ __all__ = [
     # the composition
     "Memory",
     "Settings",
-    "MAX_SAVE_CHARS",
     "MAX_FILE_BYTES",
-    "find_project_root",
     # what it returns
     "SaveResult",
     "FiledAs",
@@ -106,25 +105,14 @@ __all__ = [
     "IngestReport",
     "MemoryStats",
     "TreeItem",
-    # import and export
     "PortableMemory",
+    "ProjectIndex",
+    # export files
     "write_jsonl",
     "write_markdown",
-    # project indexes
-    "ProjectIndex",
-    "SyncReport",
-    # session tools
-    "Scratch",
-    "FileReads",
-    "digest",
-    # secrets
-    "find_secrets",
-    "SecretFinding",
     # the server
     "build_server",
     "main",
-    "INSTRUCTIONS",
-    "TOOL_NAMES",
     # errors: what an edge catches, and the message it shows
     "USER_ERRORS",
     "plain_message",

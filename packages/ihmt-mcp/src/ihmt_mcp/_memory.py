@@ -16,7 +16,7 @@ from ihmt_mcp._arguments import parse_content_type, parse_date, parse_domain
 from ihmt_mcp._importer import import_batches, portable_sources
 from ihmt_mcp._ingest import MAX_FILE_BYTES, IngestOptions, Progress, ingest_files
 from ihmt_mcp._leaves import chunked_leaves
-from ihmt_mcp._portable import ImportBatch, PortableMemory, export_memories
+from ihmt_mcp._portable import PortableMemory, export_memories
 from ihmt_mcp._records import (
     CorrectionRecord,
     FiledAs,
@@ -628,7 +628,7 @@ class Memory:
 
         A ``.jsonl`` file, a Markdown export (``ihmt export``) and an IHMT store folder
         (the original IHMT-MEMORY's ``ihmt_memory/`` or ours) are imported memory by
-        memory, with their dates, projects, tags and corrections (:meth:`import_memories`);
+        memory, with their dates, projects, tags and corrections;
         a Markdown note's YAML front matter gives its title, tags, date and project.
 
         Raises:
@@ -637,8 +637,13 @@ class Memory:
         portable, sources = portable_sources(self.store.path, sources)
         imported = None
         if portable:
-            imported = self.import_memories(
-                portable, project=project, tags=tags, consolidate=consolidate, progress=progress
+            imported = import_batches(
+                self,
+                portable,
+                project=self._project(project),
+                tags=tags,
+                consolidate=consolidate,
+                progress=progress,
             )
             if not sources and text is None:
                 return imported
@@ -659,30 +664,7 @@ class Memory:
         )
         return report if imported is None else imported.merged(report)
 
-    # ================================================================= import, export
-    def import_memories(
-        self,
-        batches: Sequence[ImportBatch],
-        *,
-        project: str | None = None,
-        tags: Sequence[str] = (),
-        consolidate: bool = True,
-        progress: Progress | None = None,
-    ) -> IngestReport:
-        """Store what the readers of ``_portable`` found: one leaf per memory, exactly as
-        read, keeping its id (when free), date, domain, project and tags; then the facts
-        and the OUTDATED links between them. Re-importing the same data rewrites the same
-        leaves. A memory holding a secret is skipped and reported.
-        """
-        return import_batches(
-            self,
-            batches,
-            project=self._project(project),
-            tags=tags,
-            consolidate=consolidate,
-            progress=progress,
-        )
-
+    # ================================================================= export
     def export(self, project: str | None = None) -> Iterator[PortableMemory]:
         """Every memory (of ``project`` when given; '' = the global ones), oldest first,
         with its id, date, project, domain, type, tags and OUTDATED link."""

@@ -17,7 +17,7 @@ Three ways in, one way out:
   Leaves keep their ids, dates, domains, tags and corrections; facts become explicit
   facts; a superseded fact flags its leaf OUTDATED by the leaf that superseded it.
 
-Everything read becomes :class:`PortableMemory` records that ``Memory.import_memories``
+Everything read becomes :class:`PortableMemory` records that ``ihmt_mcp._importer``
 stores, one leaf each, exactly as read (never split again).
 """
 
