@@ -67,21 +67,25 @@ def build_app(gui: Gui) -> Starlette:
     from ihmt_cli import _gui_api as api
     from ihmt_cli import _gui_setup as setup
 
+    get, post = ["GET"], ["POST"]
     routes = [
-        Route("/", _index, methods=["GET"]),
-        Route("/static/{name:path}", _static, methods=["GET"]),
-        Route("/api/info", api.info, methods=["GET"]),
-        Route("/api/tree", api.tree, methods=["GET"]),
-        Route("/api/node/{item_id:path}", api.node, methods=["GET"]),
-        Route("/api/search", api.search, methods=["GET"]),
-        Route("/api/list", api.listing, methods=["GET"]),
-        Route("/api/facets", api.facets, methods=["GET"]),
-        Route("/api/timeline", api.timeline, methods=["GET"]),
-        Route("/api/forget", api.forget, methods=["POST"]),
-        Route("/api/restore", api.restore, methods=["POST"]),
-        Route("/api/setup/preview", setup.setup_preview, methods=["GET"]),
-        Route("/api/setup/create", setup.setup_create, methods=["POST"]),
-        Route("/api/setup/apply", setup.setup_apply, methods=["POST"]),
+        Route(path, handler, methods=methods)
+        for path, handler, methods in (
+            ("/", _index, get),
+            ("/static/{name:path}", _static, get),
+            ("/api/info", api.info, get),
+            ("/api/tree", api.tree, get),
+            ("/api/node/{item_id:path}", api.node, get),
+            ("/api/search", api.search, get),
+            ("/api/list", api.listing, get),
+            ("/api/facets", api.facets, get),
+            ("/api/timeline", api.timeline, get),
+            ("/api/forget", api.forget, post),
+            ("/api/restore", api.restore, post),
+            ("/api/setup/preview", setup.setup_preview, get),
+            ("/api/setup/create", setup.setup_create, post),
+            ("/api/setup/apply", setup.setup_apply, post),
+        )
     ]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, token=gui.token)])
     app.state.gui = gui

@@ -81,7 +81,6 @@ async def info(request: Request) -> dict[str, Any]:
 @endpoint
 async def tree(request: Request) -> dict[str, Any]:
     """Each domain's top branches and memories."""
-    gui = gui_of(request)
 
     def read(memory: Memory) -> dict[str, Any]:
         store = memory.store
@@ -100,13 +99,12 @@ async def tree(request: Request) -> dict[str, Any]:
             )
         return {"store": str(memory.store.path), "domains": domains}
 
-    return await gui.run(read)
+    return await gui_of(request).run(read)
 
 
 @endpoint
 async def node(request: Request) -> dict[str, Any]:
     """One branch (summary, children) or memory (text, notices, correction history)."""
-    gui = gui_of(request)
     item_id = checked_id(request.path_params["item_id"])
 
     def read(memory: Memory) -> dict[str, Any]:
@@ -154,13 +152,12 @@ async def node(request: Request) -> dict[str, Any]:
         data["history"] = _history(store, entry) if notices else []
         return data
 
-    return await gui.run(read)
+    return await gui_of(request).run(read)
 
 
 @endpoint
 async def search(request: Request) -> dict[str, Any]:
     """Diagnose: a search with everything it read and why it answered so."""
-    gui = gui_of(request)
     from ihmt_cli._render import search_json
 
     params = request.query_params
@@ -187,7 +184,7 @@ async def search(request: Request) -> dict[str, Any]:
         }
         return data
 
-    return await gui.run(read)
+    return await gui_of(request).run(read)
 
 
 @endpoint
@@ -253,7 +250,6 @@ async def facets(request: Request) -> dict[str, Any]:
 @endpoint
 async def timeline(request: Request) -> dict[str, Any]:
     """Each fact's current value and history, and the contradictions, by subject."""
-    gui = gui_of(request)
     from ihmt_cli._render import conflict_json
 
     subject = text_param(request.query_params.get("subject"), "the subject", limit=200)
@@ -297,14 +293,13 @@ async def timeline(request: Request) -> dict[str, Any]:
             "contradictions": conflicts,
         }
 
-    return await gui.run(read)
+    return await gui_of(request).run(read)
 
 
 # ---------------------------------------------------------------------- writing
 @endpoint
 async def forget(request: Request) -> dict[str, Any]:
     """Delete one memory for good (confirmed)."""
-    gui = gui_of(request)
     body = await json_body(request)
     item_id = checked_id(body.get("id"))
     reason = text_param(body.get("reason"), "the reason", limit=500)
@@ -315,13 +310,12 @@ async def forget(request: Request) -> dict[str, Any]:
         result = memory.forget(item_id, reason=reason)
         return {**result.to_json(), "message": result.render()}
 
-    return await gui.run(write)
+    return await gui_of(request).run(write)
 
 
 @endpoint
 async def restore(request: Request) -> dict[str, Any]:
     """Undo an OUTDATED mark (confirmed): the memory is current again."""
-    gui = gui_of(request)
     body = await json_body(request)
     item_id = checked_id(body.get("id"))
     # The correction the page showed: a mark set since by another memory stays.
@@ -336,7 +330,7 @@ async def restore(request: Request) -> dict[str, Any]:
             )
         return memory.restore(item_id, corrected_by=seen_by).to_json()
 
-    return await gui.run(write)
+    return await gui_of(request).run(write)
 
 
 # ---------------------------------------------------------------------- shapes

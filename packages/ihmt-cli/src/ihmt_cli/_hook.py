@@ -72,9 +72,8 @@ HOOK_AGENTS: tuple[Agent, ...] = AGENTS
 PROMPT_TOKENS = 300
 DIGEST_TOKENS = 200
 MIN_CONFIDENCE = 0.15
-"""A FOUND answer below this adds nothing (unless it relays a correction). Chosen with
-``tools/bench/hooks.py``: what keeps plain coding prompts out is :data:`CODING_WORDS`;
-from 0.2 up answerable questions lose their context faster than plain prompts do."""
+"""A FOUND answer below this adds nothing (unless it relays a correction); the CHANGELOG
+says how ``tools/bench/hooks.py`` chose it."""
 MIN_PROMPT_CHARS = 8
 MAX_PROMPT_CHARS = 1000
 """Only the start of a long prompt (a pasted log) is searched."""

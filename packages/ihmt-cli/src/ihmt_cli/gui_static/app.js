@@ -926,18 +926,23 @@
     for (const button of document.querySelectorAll(".lang button")) {
       button.addEventListener("click", () => setLang(button.dataset.lang));
     }
-    document.getElementById("search-form").addEventListener("submit", runSearch);
-    document.getElementById("explore-form").addEventListener("submit", runExploreSearch);
-    document.getElementById("explore-project").addEventListener("change", changeFilter);
-    document.getElementById("explore-tag").addEventListener("change", changeFilter);
+    const listeners = [
+      ["search-form", "submit", runSearch],
+      ["explore-form", "submit", runExploreSearch],
+      ["explore-project", "change", changeFilter],
+      ["explore-tag", "change", changeFilter],
+      ["subject", "change", loadTimeline],
+      ["setup-form", "submit", previewSetup],
+      ["setup-apply", "click", applySetup],
+      ["setup-create", "click", createStore],
+      ["setup-home", "input", renderStoreState],
+    ];
+    for (const [id, event, handler] of listeners) {
+      document.getElementById(id).addEventListener(event, handler);
+    }
     for (const button of document.querySelectorAll(".views button")) {
       button.addEventListener("click", () => setView(button.dataset.view));
     }
-    document.getElementById("subject").addEventListener("change", loadTimeline);
-    document.getElementById("setup-form").addEventListener("submit", previewSetup);
-    document.getElementById("setup-apply").addEventListener("click", applySetup);
-    document.getElementById("setup-create").addEventListener("click", createStore);
-    document.getElementById("setup-home").addEventListener("input", renderStoreState);
     for (const radio of document.querySelectorAll("input[name=scope]")) {
       radio.addEventListener("change", () => {
         document.getElementById("setup-project-row").hidden = setupValues().scope !== "project";
