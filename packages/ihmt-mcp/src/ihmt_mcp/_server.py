@@ -128,19 +128,25 @@ class _Service:
             self._reads = FileReads()
         return self._reads
 
+    # Resolving a path and looking for a git root touch the disk (a network mount may
+    # hang): they run on a worker thread, like the tools' work, never on the event loop.
     async def roots(self, ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
         """The client's roots (asked once per session), else the working directory."""
         if self._roots is None:
             self._roots = await _client_roots(ctx)
-        return self._roots or (self.settings.cwd.resolve(),)
+        return self._roots or (await anyio.to_thread.run_sync(self.settings.cwd.resolve),)
 
     async def code_roots(self, ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
         """Where code tools may index: the client's roots, else the cwd's git root."""
         await self.roots(ctx)
         if self._roots:
             return self._roots
-        cwd = self.settings.cwd.resolve()
-        return (find_project_root(cwd) or cwd,)
+
+        def cwd_root() -> Path:
+            cwd = self.settings.cwd.resolve()
+            return find_project_root(cwd) or cwd
+
+        return (await anyio.to_thread.run_sync(cwd_root),)
 
     async def project(self, ctx: Context[Any, Any] | None) -> str:
         """The project of this session: IHMT_PROJECT, the client's root, or the cwd's git root."""
@@ -149,8 +155,8 @@ class _Service:
         await self.roots(ctx)
         if self._roots:
             first = self._roots[0]
-            return (find_project_root(first) or first).name
-        return self.settings.default_project()
+            return (await anyio.to_thread.run_sync(find_project_root, first) or first).name
+        return await anyio.to_thread.run_sync(self.settings.default_project)
 
 
 async def _client_roots(ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
@@ -166,12 +172,9 @@ async def _client_roots(ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
     except Exception as exc:  # noqa: BLE001 - a client that cannot list roots just has none
         logger.info("client roots unavailable: %s", type(exc).__name__)
         return ()
-    found: list[Path] = []
-    for root in listed.roots:
-        uri = urlparse(str(root.uri))
-        if uri.scheme == "file":
-            found.append(Path(unquote(uri.path)).resolve())
-    return tuple(found)
+    paths = [urlparse(str(root.uri)) for root in listed.roots]
+    local = [Path(unquote(uri.path)) for uri in paths if uri.scheme == "file"]
+    return await anyio.to_thread.run_sync(lambda: tuple(path.resolve() for path in local))
 
 
 async def _run(name: str, work: Callable[[], str], lock: threading.Lock) -> CallToolResult:
