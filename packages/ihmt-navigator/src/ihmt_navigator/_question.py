@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import Literal, NamedTuple
 
 from ihmt_store import terms
 
@@ -40,50 +41,39 @@ _YES_NO = re.compile(
 )
 
 
-ANSWER_TYPES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    (
-        "an email address",
-        re.compile(r"\b(e-?mail|correo)\b", re.IGNORECASE),
-        re.compile(r"[^\s@]+@[^\s@]+\.\w+"),
-    ),
-    (
-        "a phone number",
-        re.compile(r"\b(phone|tel[eé]fono|celular|mobile number)\b", re.IGNORECASE),
-        # Digits with separators, but not a date (2027-01-10, 10/01/2027) nor a version.
-        re.compile(
-            r"(?<![\w./-])(?!\d{4}-\d\d?-\d\d?(?!\d)|\d\d?[/.]\d\d?[/.]\d{2,4}(?!\d))"
-            r"\+?\d[\d ()./-]{5,}\d"
-        ),
-    ),
-    (
-        "a user name",
-        re.compile(r"\b(user ?name|handle|usuario)\b", re.IGNORECASE),
-        re.compile(r"(^|\s)@\w|\.com/\w|`\w+`", re.IGNORECASE),
-    ),
-    (
-        "a port",
-        re.compile(r"\b(port|puerto)\b", re.IGNORECASE),
-        re.compile(r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
-    ),
-    (
-        "an age or a birth date",
-        re.compile(r"\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b", re.IGNORECASE),
-        re.compile(
-            r"\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
-            r"cumplea[nñ]os|\bage\b|\bedad\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "an IP address",
-        re.compile(r"\bIP\b"),
-        re.compile(r"\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}", re.IGNORECASE),
-    ),
-    (
-        "a web address",
-        re.compile(r"\b(url|link|enlace|website|sitio web)\b", re.IGNORECASE),
-        re.compile(r"https?://|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk)\b"),
-    ),
+class AnswerType(NamedTuple):
+    """A kind of value a question may ask for."""
+
+    name: str
+    """How the answer names it ("an email address")."""
+    cue: re.Pattern[str]
+    """The words of a question that ask for it."""
+    shape: re.Pattern[str]
+    """What a memory that gives it holds."""
+
+
+# (name, cue, shape); "(?i)" where case does not matter.
+_ANSWER_SHAPES = (
+    ("an email address", r"(?i)\b(e-?mail|correo)\b", r"[^\s@]+@[^\s@]+\.\w+"),
+    # Digits with separators, but not a date (2027-01-10, 10/01/2027) nor a version.
+    ("a phone number", r"(?i)\b(phone|tel[eé]fono|celular|mobile number)\b",
+     r"(?<![\w./-])(?!\d{4}-\d\d?-\d\d?(?!\d)|\d\d?[/.]\d\d?[/.]\d{2,4}(?!\d))"
+     r"\+?\d[\d ()./-]{5,}\d"),
+    ("a user name", r"(?i)\b(user ?name|handle|usuario)\b", r"(?i)(^|\s)@\w|\.com/\w|`\w+`"),
+    ("a port", r"(?i)\b(port|puerto)\b", r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
+    ("an age or a birth date",
+     r"(?i)\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b",
+     r"(?i)\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
+     r"cumplea[nñ]os|\bage\b|\bedad\b"),
+    ("an IP address", r"\bIP\b",
+     r"(?i)\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}"),
+    ("a web address", r"(?i)\b(url|link|enlace|website|sitio web)\b",
+     r"https?://|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk)\b"),
+)  # fmt: skip
+
+
+ANSWER_TYPES: tuple[AnswerType, ...] = tuple(
+    AnswerType(name, re.compile(cue), re.compile(shape)) for name, cue, shape in _ANSWER_SHAPES
 )
 """What a question asks for, and what a memory must hold to answer it: "what's Paula's
 email?" is not answered by a memory about Paula that holds no address. Only asked-for
@@ -274,14 +264,16 @@ _ES_FUNCTION_WORDS = """
 de la el los las que qué del por para con una un es son se cómo como cuál cuáles dónde quién
 quiénes mi mis nos nuestro nuestra tiene está están al lo le y su sus cuándo cuánto cuánta
 """
-_FUNCTION_WORDS = {
+Language = Literal["en", "es", ""]
+"""A language :func:`language_of` tells apart (``""``: not clearly either)."""
+_FUNCTION_WORDS: dict[Language, frozenset[str]] = {
     "en": frozenset(_EN_FUNCTION_WORDS.split()),
     "es": frozenset(_ES_FUNCTION_WORDS.split()),
 }
 _LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
-def language_of(text: str) -> str:
+def language_of(text: str) -> Language:
     """``en`` or ``es`` when the text's function words say so clearly, else ''.
 
     Only to know when a question and a memory are in different languages: then that

@@ -12,6 +12,8 @@ fails while consolidating never raises: it falls back to the heuristic backend.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ihmt_store import IhmtError
 
 __all__ = ["InvalidFilterError", "NavigatorError", "SearchError", "SummarizerError"]
@@ -28,7 +30,9 @@ class SearchError(NavigatorError):
 class InvalidFilterError(SearchError, ValueError):
     """A filter value is not valid: ``name`` says which, ``value`` what was given."""
 
-    def __init__(self, name: str, value: object, expected: str) -> None:
+    def __init__(
+        self, name: Literal["as_of", "detail", "scope"], value: object, expected: str
+    ) -> None:
         self.name = name
         self.value = value
         super().__init__(f"invalid {name} {value!r}: expected {expected}")
