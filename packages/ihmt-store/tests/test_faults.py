@@ -28,6 +28,7 @@ from ihmt_store import (
     StoreIOError,
     terms,
 )
+from ihmt_store._layout import branch_rel, leaf_rel
 from ihmt_store.testing import make_leaf, store_with
 
 
@@ -95,7 +96,7 @@ def test_a_leaf_copied_into_a_second_domain_folder_is_reported_and_skipped(
 ) -> None:
     # Issue #13 D8: rebuild failed with UNIQUE constraint failed: items.id.
     store, leaves = store_with(tmp_path / "m", [("infra", _words(1)), ("infra", _words(2))])
-    original = tmp_path / "m" / store.leaf_path(leaves[0].leaf_id, "infra")
+    original = tmp_path / "m" / leaf_rel(leaves[0].leaf_id, "infra")
     copy = tmp_path / "m" / "layer0" / "personal" / original.name
     copy.parent.mkdir()
     shutil.copy(original, copy)
@@ -123,7 +124,7 @@ def test_rebuild_keeps_one_item_per_id_whatever_was_copied_where(
         root = Path(tmp) / "m"
         store, leaves = store_with(root, [("infra", _words(i)) for i in range(6)])
         for which, folder in copies:
-            src = root / store.leaf_path(leaves[which].leaf_id, "infra")
+            src = root / leaf_rel(leaves[which].leaf_id, "infra")
             dest = root / "layer0" / folder / src.name
             dest.parent.mkdir(exist_ok=True)
             shutil.copy(src, dest)
@@ -187,7 +188,7 @@ def test_a_damaged_index_met_by_a_read_is_rebuilt_and_the_read_answers(tmp_path:
     found = [_find(reader, f"qz{i}vork") for i in range(0, 300, 29)]
     assert found == [[leaves[i].leaf_id] for i in range(0, 300, 29)]
     assert any("damaged" in n for n in reader.notices)
-    assert reader.check_index()
+    assert reader._check_index()
     reader.close()
 
 
@@ -198,7 +199,7 @@ def test_a_leaf_deleted_by_hand_is_no_longer_offered_and_can_be_saved_again(
     # Issue #13 D11: search and forget failed with "no memory with id …" until rebuild.
     store, leaves = store_with(tmp_path / "m", [_words(i) for i in range(5)])
     gone = leaves[2]
-    (tmp_path / "m" / store.leaf_path(gone.leaf_id, gone.domain)).unlink()
+    (tmp_path / "m" / leaf_rel(gone.leaf_id, gone.domain)).unlink()
     assert gone.leaf_id not in _find(store, "qz2vork")
     assert store.entry(gone.leaf_id) is None
     assert store.stats().leaves == 4
@@ -211,7 +212,7 @@ def test_a_leaf_deleted_by_hand_is_no_longer_offered_and_can_be_saved_again(
 
 def test_a_leaf_deleted_by_hand_and_read_by_id_leaves_the_catalog(tmp_path: Path) -> None:
     store, leaves = store_with(tmp_path / "m", [_words(i) for i in range(3)])
-    (tmp_path / "m" / store.leaf_path(leaves[1].leaf_id, "general")).unlink()
+    (tmp_path / "m" / leaf_rel(leaves[1].leaf_id, "general")).unlink()
     with pytest.raises(LeafNotFoundError):
         store.read_leaf(leaves[1].leaf_id)
     assert store.entry(leaves[1].leaf_id) is None
@@ -232,7 +233,7 @@ def _two_layers(root: Path) -> tuple[Store, list[str], Branch]:
 def test_a_branch_deleted_by_hand_is_repaired_by_rebuild(tmp_path: Path) -> None:
     # Issue #13 D12: stats showed unreachable 4 for good.
     store, ids, branch = _two_layers(tmp_path / "m")
-    (tmp_path / "m" / store.branch_path(branch.node_id, 1)).unlink()
+    (tmp_path / "m" / branch_rel(branch.node_id, 1)).unlink()
     store.rebuild()
     stats = store.stats()
     assert (stats.unreachable, stats.branches, stats.unconsolidated) == (0, 0, 4)
@@ -243,7 +244,7 @@ def test_a_branch_deleted_by_hand_is_repaired_by_rebuild(tmp_path: Path) -> None
 
 def test_a_branch_deleted_by_hand_is_repaired_when_it_is_next_read(tmp_path: Path) -> None:
     store, ids, branch = _two_layers(tmp_path / "m")
-    (tmp_path / "m" / store.branch_path(branch.node_id, 1)).unlink()
+    (tmp_path / "m" / branch_rel(branch.node_id, 1)).unlink()
     with pytest.raises(BranchNotFoundError):
         store.read_branch(branch.node_id)
     assert store.stats().unreachable == 0
@@ -258,7 +259,7 @@ def test_an_item_naming_a_parent_that_was_never_written_goes_back_to_the_trunk(
     # What a writer killed mid-batch by an older version left: a branch naming a parent
     # branch file that does not exist. Neither consolidate nor rebuild repaired it.
     store, _, branch = _two_layers(tmp_path / "m")
-    path = tmp_path / "m" / store.branch_path(branch.node_id, 1)
+    path = tmp_path / "m" / branch_rel(branch.node_id, 1)
     text = path.read_text().replace('"parent_id": null', '"parent_id": "N2-general-ffffffffff"')
     path.write_text(text)
     store.rebuild()
@@ -330,7 +331,7 @@ def test_a_leaf_linked_out_of_the_store_is_not_followed_nor_forgotten_by_its_lin
     tmp_path: Path,
 ) -> None:
     store, leaves = store_with(tmp_path / "m", [_words(1)])
-    target = tmp_path / "m" / store.leaf_path(leaves[0].leaf_id, "general")
+    target = tmp_path / "m" / leaf_rel(leaves[0].leaf_id, "general")
     outside = tmp_path / "outside.txt"
     shutil.move(target, outside)
     target.symlink_to(outside)
@@ -351,7 +352,7 @@ def test_a_top_branch_deleted_by_hand_leaves_the_catalog_at_the_next_consolidati
     # The next writer after a save (consolidation) starts from the loose items: a top
     # branch whose file is gone is dropped there and its children go back to the trunk.
     store, ids, branch = _two_layers(tmp_path / "m")
-    (tmp_path / "m" / store.branch_path(branch.node_id, 1)).unlink()
+    (tmp_path / "m" / branch_rel(branch.node_id, 1)).unlink()
     assert sorted(e.id for e in store.unparented()) == sorted(ids)
     assert store.stats().branches == 0
     store.close()

@@ -7,8 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ihmt_store import (
-    HEADER_END,
-    HEADER_START,
     Branch,
     ChildRef,
     Correction,
@@ -21,7 +19,13 @@ from ihmt_store import (
     normalize_timestamp,
     safe_domain,
 )
-from ihmt_store._files import leaf_bytes, parse_branch, parse_leaf  # own package: allowed
+from ihmt_store._files import (  # own package: allowed
+    HEADER_END,
+    HEADER_START,
+    leaf_bytes,
+    parse_branch,
+    parse_leaf,
+)
 from ihmt_store.testing import make_leaf
 
 PATH = Path("layer0/general/x.txt")

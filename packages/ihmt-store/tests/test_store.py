@@ -24,6 +24,7 @@ from ihmt_store import (
     idf,
     terms,
 )
+from ihmt_store._layout import leaf_rel
 from ihmt_store.testing import make_leaf, store_with
 
 
@@ -262,7 +263,7 @@ def test_the_trunk_references_everything_without_a_parent(store: Store) -> None:
     assert set(root.top_ids) == {"N2-projects-top", loose.leaf_id}
     on_disk = json.loads((store.path / "root.json").read_text())
     assert on_disk["domains"]["personal"]["top"] == [loose.leaf_id]
-    assert store.read_root().top_ids == root.top_ids
+    assert store._read_root().top_ids == root.top_ids
 
 
 def test_an_item_under_a_missing_branch_counts_as_unreachable(store: Store) -> None:
@@ -435,7 +436,7 @@ def test_a_malformed_leaf_is_reported_by_path_and_skipped(tmp_path: Path) -> Non
 def test_a_dead_writers_journal_is_redone_from_the_files(tmp_path: Path) -> None:
     store = Store.create(tmp_path / "m")
     leaf = make_leaf("written but never indexed")
-    rel = store.leaf_path(leaf.leaf_id, leaf.domain)
+    rel = leaf_rel(leaf.leaf_id, leaf.domain)
     store.close()
     from ihmt_store._files import leaf_bytes
 
@@ -492,7 +493,7 @@ def test_a_failed_batch_changes_nothing(store: Store) -> None:
     with pytest.raises(RuntimeError, match="boom"):
         failing_batch()
     assert store.entry(first.leaf_id) is None
-    assert not (store.path / store.leaf_path(first.leaf_id, "general")).exists()
+    assert not (store.path / leaf_rel(first.leaf_id, "general")).exists()
     assert store.read_leaf(kept.leaf_id).text == "saved before"
     assert not (store.path / "state" / "journal").exists()
     assert list(store.path.rglob("*.ihmt-tmp")) == []
@@ -512,7 +513,7 @@ def test_reads_inside_a_batch_see_its_own_writes(store: Store) -> None:
         store.put_leaf(leaf)
         store.annotate(leaf.leaf_id, extra={"seen": True})
         assert store.read_leaf(leaf.leaf_id).extra == {"seen": True}
-        assert not (store.path / store.leaf_path(leaf.leaf_id, "general")).exists()
+        assert not (store.path / leaf_rel(leaf.leaf_id, "general")).exists()
     assert store.read_leaf(leaf.leaf_id).extra == {"seen": True}
 
 

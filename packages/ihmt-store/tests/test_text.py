@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ihmt_store import STOP_WORDS, estimate_tokens, fold, stem, terms
+from ihmt_store import STOP_WORDS, estimate_tokens, fold, terms
+from ihmt_store._text import stem  # own package: allowed
 
 
 def test_accents_are_folded_the_same_on_both_sides() -> None:

@@ -12,13 +12,14 @@ Entry points:
 - :class:`Store` — ``Store.open(path)`` / ``Store.create(path)``; ``put_leaf``,
   ``read_leaf``, ``candidates``, ``rebuild``.
 - :class:`Leaf`, :class:`Branch` — the records written to disk.
-- :func:`terms` — the one text normalisation used for indexing and querying.
+- :func:`terms` — the one text normalisation used for indexing and querying;
+  :func:`idf` — the one inverse document frequency the index ranks with.
 """
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, one_line, stem, terms
+from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, one_line, terms
 from ihmt_store.errors import (
     BranchNotFoundError,
     ConfigError,
@@ -35,8 +36,8 @@ from ihmt_store.errors import (
 if TYPE_CHECKING:
     from ihmt_store._bm25 import idf
     from ihmt_store._derived import DerivedChanges
-    from ihmt_store._files import HEADER_END, HEADER_START
     from ihmt_store._index import Candidate, Entry, FieldWeights
+    from ihmt_store._lifecycle import Problem, Progress, RebuildReport
     from ihmt_store._records import (
         FORMAT_VERSION,
         Branch,
@@ -52,37 +53,36 @@ if TYPE_CHECKING:
         now_timestamp,
         safe_domain,
     )
-    from ihmt_store._store import IOStats, Problem, Progress, RebuildReport, Store, StoreStats
+    from ihmt_store._store import IOStats, Store, StoreStats
 
 # The records and the store load on first use: packages that only need the error root or
 # the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
 _LAZY: dict[str, str] = {
-    "DerivedChanges": "ihmt_store._derived",
-    "idf": "ihmt_store._bm25",
-    **dict.fromkeys(("HEADER_END", "HEADER_START"), "ihmt_store._files"),
-    **dict.fromkeys(("Candidate", "Entry", "FieldWeights"), "ihmt_store._index"),
-    **dict.fromkeys(
-        (
-            "FORMAT_VERSION",
-            "Branch",
-            "ChildRef",
-            "Correction",
-            "DomainTrunk",
-            "Leaf",
-            "Root",
-            "Span",
-            "StoreConfig",
-            "leaf_id_for",
-            "normalize_timestamp",
-            "now_timestamp",
-            "safe_domain",
-        ),
-        "ihmt_store._records",
-    ),
-    **dict.fromkeys(
-        ("IOStats", "Problem", "Progress", "RebuildReport", "Store", "StoreStats"),
-        "ihmt_store._store",
-    ),
+    # name: the private module that defines it
+    "Store": "_store",
+    "StoreStats": "_store",
+    "IOStats": "_store",
+    "RebuildReport": "_lifecycle",
+    "Problem": "_lifecycle",
+    "Progress": "_lifecycle",
+    "Leaf": "_records",
+    "Branch": "_records",
+    "ChildRef": "_records",
+    "Correction": "_records",
+    "Span": "_records",
+    "Root": "_records",
+    "DomainTrunk": "_records",
+    "StoreConfig": "_records",
+    "FORMAT_VERSION": "_records",
+    "leaf_id_for": "_records",
+    "normalize_timestamp": "_records",
+    "now_timestamp": "_records",
+    "safe_domain": "_records",
+    "DerivedChanges": "_derived",
+    "Entry": "_index",
+    "Candidate": "_index",
+    "FieldWeights": "_index",
+    "idf": "_bm25",
 }
 
 
@@ -90,7 +90,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ihmt_store' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(import_module(f"ihmt_store.{module}"), name)
     globals()[name] = value
     return value
 
@@ -101,6 +101,7 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
+# Adding or removing a name here is an API change: tests/test_exports.py holds the list.
 __all__ = [
     # the store
     "Store",
@@ -119,15 +120,13 @@ __all__ = [
     "DomainTrunk",
     "StoreConfig",
     "FORMAT_VERSION",
-    "HEADER_START",
-    "HEADER_END",
     "leaf_id_for",
     "normalize_timestamp",
     "now_timestamp",
     "safe_domain",
     # derived data of sibling packages (vectors)
     "DerivedChanges",
-    # the derived index
+    # the derived index and its ranking
     "Entry",
     "Candidate",
     "FieldWeights",
@@ -135,7 +134,6 @@ __all__ = [
     # text
     "terms",
     "fold",
-    "stem",
     "estimate_tokens",
     "one_line",
     "STOP_WORDS",

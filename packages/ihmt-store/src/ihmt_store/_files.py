@@ -25,10 +25,12 @@ __all__ = [
     "parse_leaf",
     "read_json",
     "is_disk_full",
+    "remove_sqlite_files",
     "remove_temp_files",
     "replace_temp",
     "within",
     "sync_paths",
+    "unlink_quietly",
     "write_temp",
 ]
 
@@ -161,7 +163,7 @@ def write_temp(path: Path, data: bytes, *, durable: bool = False, mkdir: bool = 
                 handle.flush()
                 os.fsync(handle.fileno())
     except OSError as exc:
-        _unlink_quietly(tmp)
+        unlink_quietly(tmp)
         raise StoreIOError(_describe(exc), path=path) from exc
     return tmp
 
@@ -184,7 +186,7 @@ def replace_temp(tmp: Path, path: Path) -> None:
     try:
         os.replace(tmp, path)
     except OSError as exc:
-        _unlink_quietly(tmp)
+        unlink_quietly(tmp)
         raise StoreIOError(_describe(exc), path=path) from exc
 
 
@@ -200,11 +202,29 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     replace_temp(write_temp(path, data, durable=durable), path)
 
 
-def _unlink_quietly(path: Path) -> None:
+def unlink_quietly(path: Path) -> None:
+    """Delete ``path`` if it can be; a file that stays is someone else's to report."""
     try:
         os.unlink(path)
     except OSError:
         pass
+
+
+def remove_sqlite_files(db: Path, *, quiet: bool = False) -> None:
+    """Delete an SQLite file with its ``-wal`` and ``-shm`` companions.
+
+    Raises:
+        OSError: one exists and cannot be deleted (unless ``quiet``).
+    """
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(f"{db}{suffix}")
+        if quiet:
+            unlink_quietly(path)
+            continue
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def _describe(exc: OSError) -> str:
@@ -217,18 +237,8 @@ def _describe(exc: OSError) -> str:
 
 def fsync_dir(path: Path) -> None:
     """Make a rename inside ``path`` durable (a no-op where directories cannot be opened)."""
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    if os.name == "posix":
+        _fsync(path, strict=False)
 
 
 def sync_paths(paths: Iterable[Path]) -> None:
@@ -238,14 +248,23 @@ def sync_paths(paths: Iterable[Path]) -> None:
         os.sync()
         return
     for item in items:
-        try:
-            fd = os.open(item, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(item, strict=True)
+
+
+def _fsync(path: Path, *, strict: bool) -> None:
+    """Flush ``path`` to disk; skipped when it cannot be opened. A failed flush raises
+    when ``strict`` (a file's bytes) and is ignored otherwise (a folder's entry)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        if strict:
+            raise
+    finally:
+        os.close(fd)
 
 
 def remove_temp_files(folder: Path, *, dead_only: bool = False) -> int:

@@ -7,6 +7,7 @@ WAL mode lets many processes read while the lock holder writes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -25,10 +26,19 @@ from ihmt_store._bm25 import B as _B
 from ihmt_store._bm25 import idf
 from ihmt_store._records import Branch, Leaf
 from ihmt_store._text import estimate_tokens, terms
+from ihmt_store._types import ItemKind, Status
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SCHEMA_VERSION", "Candidate", "Entry", "FieldWeights", "Index"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Candidate",
+    "Entry",
+    "FieldWeights",
+    "Index",
+    "branch_row",
+    "leaf_row",
+]
 
 SCHEMA_VERSION = 8
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
@@ -77,10 +87,9 @@ CREATE INDEX IF NOT EXISTS members_child ON members(child_id);
 CREATE INDEX IF NOT EXISTS members_branch ON members(branch_id);
 """
 
-_COLUMNS = (
-    "id, kind, layer, domain, project, parent_id, path, timestamp, time_end, status, "
-    "outdated_by, outdated_on, source, data_type, title, excerpt, tags, leaf_count, size, tokens"
-)
+
+_CHUNK = 500
+"""Values per ``IN (...)`` list, well under SQLite's limit on bound parameters."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,8 +97,7 @@ class Entry:
     """One catalog row: where an item lives and what it is, without opening its file."""
 
     id: str
-    kind: str
-    """``leaf`` or ``branch``."""
+    kind: ItemKind
     layer: int
     """0 for a leaf, 1.. for branches."""
     domain: str
@@ -100,7 +108,7 @@ class Entry:
     timestamp: str
     """A leaf's timestamp; a branch's earliest child timestamp."""
     time_end: str | None
-    status: str
+    status: Status
     """``active``, or ``outdated`` once a later memory corrected it."""
     outdated_by: str | None
     outdated_on: str | None
@@ -122,28 +130,23 @@ class Entry:
 
     @classmethod
     def _from_row(cls, row: Sequence[Any]) -> Entry:
-        return cls(
-            id=row[0],
-            kind=row[1],
-            layer=row[2],
-            domain=row[3],
-            project=row[4],
-            parent_id=row[5],
-            path=row[6],
-            timestamp=row[7],
-            time_end=row[8],
-            status=row[9],
-            outdated_by=row[10],
-            outdated_on=row[11],
-            source=row[12],
-            data_type=row[13],
-            title=row[14],
-            excerpt=row[15],
-            tags=tuple(json.loads(row[16])),
-            leaf_count=row[17],
-            size=row[18],
-            tokens=row[19],
-        )
+        """The entry of a row selected as ``SELECT {_COLUMNS}``."""
+        values = dict(zip(_FIELDS, row, strict=True))
+        values["tags"] = tuple(json.loads(values["tags"]))
+        return cls(**values)
+
+
+_FIELDS = tuple(field.name for field in dataclasses.fields(Entry))
+"""The columns of the ``items`` table that an :class:`Entry` holds, in the table's order."""
+_COLUMNS = ", ".join(_FIELDS)
+
+
+def _values(entry: Entry) -> tuple[Any, ...]:
+    """The values of ``entry`` for the ``items`` table, in its order (tags as JSON)."""
+    return tuple(
+        json.dumps(list(entry.tags), ensure_ascii=False) if name == "tags" else getattr(entry, name)
+        for name in _FIELDS
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,31 +234,35 @@ def _tag_words(tags: Iterable[str]) -> str:
     return " ".join(t.replace(":", " ") for t in tags)
 
 
-def leaf_row(leaf: Leaf, path: str, size: int) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+Fields = tuple[str, str, str, str]
+"""The four full-text fields of an item: title, keywords, tags, body (normalised terms)."""
+
+
+def leaf_row(leaf: Leaf, path: str, size: int) -> tuple[Entry, Fields]:
     """The catalog row and the four full-text fields of a leaf."""
     keywords = " ".join(str(k) for k in leaf.extra.get("keywords", ()) or ())
     title = leaf_title(leaf)
-    row = (
-        leaf.leaf_id,
-        "leaf",
-        0,
-        leaf.domain,
-        leaf.project,
-        leaf.parent_id,
-        path,
-        leaf.timestamp,
-        None,
-        "outdated" if leaf.outdated_by else "active",
-        leaf.outdated_by.by if leaf.outdated_by else None,
-        leaf.outdated_by.date if leaf.outdated_by else None,
-        leaf.source,
-        leaf.data_type,
-        title,
-        _excerpt(leaf.text),
-        json.dumps(list(leaf.tags), ensure_ascii=False),
-        1,
-        size,
-        estimate_tokens(leaf.text),
+    row = Entry(
+        id=leaf.leaf_id,
+        kind="leaf",
+        layer=0,
+        domain=leaf.domain,
+        project=leaf.project,
+        parent_id=leaf.parent_id,
+        path=path,
+        timestamp=leaf.timestamp,
+        time_end=None,
+        status="outdated" if leaf.outdated_by else "active",
+        outdated_by=leaf.outdated_by.by if leaf.outdated_by else None,
+        outdated_on=leaf.outdated_by.date if leaf.outdated_by else None,
+        source=leaf.source,
+        data_type=leaf.data_type,
+        title=title,
+        excerpt=_excerpt(leaf.text),
+        tags=leaf.tags,
+        leaf_count=1,
+        size=size,
+        tokens=estimate_tokens(leaf.text),
     )
     fields = (
         _indexed(title),
@@ -266,29 +273,29 @@ def leaf_row(leaf: Leaf, path: str, size: int) -> tuple[tuple[Any, ...], tuple[s
     return row, fields
 
 
-def branch_row(branch: Branch, path: str, size: int) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+def branch_row(branch: Branch, path: str, size: int) -> tuple[Entry, Fields]:
     """The catalog row and the four full-text fields of a branch."""
-    row = (
-        branch.node_id,
-        "branch",
-        branch.layer,
-        branch.domain,
-        branch.project,
-        branch.parent_id,
-        path,
-        branch.time_start or branch.created,
-        branch.time_end,
-        "active",
-        None,
-        None,
-        "",
-        "BRANCH",
-        branch.title,
-        _excerpt(branch.summary),
-        json.dumps([], ensure_ascii=False),
-        branch.leaf_count,
-        size,
-        estimate_tokens(branch.summary),
+    row = Entry(
+        id=branch.node_id,
+        kind="branch",
+        layer=branch.layer,
+        domain=branch.domain,
+        project=branch.project,
+        parent_id=branch.parent_id,
+        path=path,
+        timestamp=branch.time_start or branch.created,
+        time_end=branch.time_end,
+        status="active",
+        outdated_by=None,
+        outdated_on=None,
+        source="",
+        data_type="BRANCH",
+        title=branch.title,
+        excerpt=_excerpt(branch.summary),
+        tags=(),
+        leaf_count=branch.leaf_count,
+        size=size,
+        tokens=estimate_tokens(branch.summary),
     )
     fields = (
         _indexed(branch.title),
@@ -329,6 +336,14 @@ class Index:
 
     def close(self) -> None:
         self.conn.close()
+
+    def _rows_in(self, sql: str, values: Sequence[Any]) -> Iterator[Any]:
+        """Run ``sql`` for every 500 of ``values``, its ``{marks}`` replaced by as many
+        placeholders; yield the rows of all the runs."""
+        for start in range(0, len(values), _CHUNK):
+            part = list(values[start : start + _CHUNK])
+            marks = ", ".join("?" * len(part))
+            yield from self.conn.execute(sql.replace("{marks}", marks), part)
 
     # ---------------------------------------------------------------- schema
     def create_schema(self) -> None:
@@ -394,42 +409,37 @@ class Index:
         return int(row[0]) if row else 0
 
     # ---------------------------------------------------------------- writes
-    def upsert(
-        self,
-        row: tuple[Any, ...],
-        fields: tuple[str, ...],
-        members: Sequence[str] = (),
-    ) -> None:
+    def upsert(self, row: Entry, fields: Fields, members: Sequence[str] = ()) -> None:
         """Insert or replace one item, its full-text fields and, for a branch, its children
         as the branch file lists them."""
-        if row[1] == "branch":
-            self.conn.execute("DELETE FROM members WHERE branch_id = ?", (row[0],))
+        if row.kind == "branch":
+            self.conn.execute("DELETE FROM members WHERE branch_id = ?", (row.id,))
             self.conn.executemany(
                 "INSERT INTO members(branch_id, child_id) VALUES (?, ?)",
-                [(row[0], child) for child in members],
+                [(row.id, child) for child in members],
             )
-        cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row[0],))
+        cur = self.conn.execute("SELECT rowid, indexed FROM items WHERE id = ?", (row.id,))
         found = cur.fetchone()
         if found is None:
             self.insert_new([(row, fields)])
             return
-        rowid = found[0]
+        rowid, was_indexed = found
         indexed = sum(len(f.split()) for f in fields)
         self._vocab_delta.update(set(" ".join(fields).split()))
-        self._add_tokens(indexed - found[1])
+        self._add_tokens(indexed - was_indexed)
         self._forget_terms(rowid)
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         self.conn.execute(
-            f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(row) + 1))}) "
+            f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(_FIELDS) + 1))}) "
             "WHERE rowid = ?",
-            (*row, indexed, rowid),
+            (*_values(row), indexed, rowid),
         )
         self.conn.execute(
             "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
             (rowid, *fields),
         )
 
-    def insert_new(self, items: Sequence[tuple[tuple[Any, ...], tuple[str, ...]]]) -> None:
+    def insert_new(self, items: Sequence[tuple[Entry, Fields]]) -> None:
         """Insert items the catalog does not hold yet, in a handful of statements for all
         of them (a bulk ingest's leaves; :meth:`upsert` of one new item comes here too).
 
@@ -437,13 +447,10 @@ class Index:
         """
         if not items:
             return
-        wanted = [_stable_rowid(row[0]) for row, _ in items]
-        taken: set[int] = set()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT rowid FROM items WHERE rowid IN ({marks})"
-            taken.update(r[0] for r in self.conn.execute(sql, chunk))
+        wanted = [_stable_rowid(row.id) for row, _ in items]
+        taken = {
+            r[0] for r in self._rows_in("SELECT rowid FROM items WHERE rowid IN ({marks})", wanted)
+        }
         rowids = []
         for rowid in wanted:
             while rowid in taken:
@@ -454,18 +461,18 @@ class Index:
             rowids.append(rowid)
         catalog = []
         texts = []
-        per_domain: dict[tuple[str, str], int] = {}
+        per_domain: dict[tuple[str, ItemKind], int] = {}
         tokens = 0
         vocab = self._vocab_delta
         for rowid, (row, fields) in zip(rowids, items, strict=True):
             indexed = sum(len(f.split()) for f in fields)
             tokens += indexed
-            catalog.append((rowid, *row, indexed))
+            catalog.append((rowid, *_values(row), indexed))
             texts.append((rowid, *fields))
             vocab.update(set(" ".join(fields).split()))
-            key = (row[3], row[1])
+            key = (row.domain, row.kind)
             per_domain[key] = per_domain.get(key, 0) + 1
-        marks = ", ".join("?" * (len(items[0][0]) + 2))
+        marks = ", ".join("?" * (len(_FIELDS) + 2))
         self.conn.executemany(
             f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})", catalog
         )
@@ -476,7 +483,7 @@ class Index:
             self._count_domain(domain, kind, count)
         self._add_tokens(tokens)
 
-    def _count_domain(self, domain: str, kind: str, delta: int) -> None:
+    def _count_domain(self, domain: str, kind: ItemKind, delta: int) -> None:
         leaves, branches = (delta, 0) if kind == "leaf" else (0, delta)
         self.conn.execute(
             "INSERT INTO domains(domain, leaves, branches) VALUES (?, ?, ?) "
@@ -566,11 +573,7 @@ class Index:
         if ids is None:
             found = [r[0] for r in self.conn.execute(sql)]
         else:
-            found = []
-            for start in range(0, len(ids), 500):
-                chunk = list(ids[start : start + 500])
-                marks = ", ".join("?" * len(chunk))
-                found.extend(r[0] for r in self.conn.execute(f"{sql} AND a.id IN ({marks})", chunk))
+            found = [r[0] for r in self._rows_in(sql + " AND a.id IN ({marks})", ids)]
         self.set_parent(found, None)
         return found
 
@@ -598,12 +601,13 @@ class Index:
         ).fetchone()
         if found is None:
             return False
-        self._count_domain(found[2], found[3], -1)
-        self._add_tokens(-found[1])
-        self._forget_terms(found[0])
+        rowid, indexed, domain, kind = found
+        self._count_domain(domain, kind, -1)
+        self._add_tokens(-indexed)
+        self._forget_terms(rowid)
         self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
-        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (found[0],))
-        self.conn.execute("DELETE FROM items WHERE rowid = ?", (found[0],))
+        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        self.conn.execute("DELETE FROM items WHERE rowid = ?", (rowid,))
         return True
 
     def clear(self) -> None:
@@ -624,15 +628,11 @@ class Index:
         return Entry._from_row(row) if row else None
 
     def get_many(self, ids: Sequence[str]) -> dict[str, Entry]:
+        """The entries of ``ids`` that are in the catalog, by id."""
         out: dict[str, Entry] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            for row in self.conn.execute(
-                f"SELECT {_COLUMNS} FROM items WHERE id IN ({marks})", chunk
-            ):
-                entry = Entry._from_row(row)
-                out[entry.id] = entry
+        for row in self._rows_in(f"SELECT {_COLUMNS} FROM items WHERE id IN ({{marks}})", ids):
+            entry = Entry._from_row(row)
+            out[entry.id] = entry
         return out
 
     def children(self, parent_id: str) -> list[Entry]:
@@ -671,15 +671,11 @@ class Index:
     def listed_in(self, child_ids: Sequence[str]) -> dict[str, list[str]]:
         """For each child id, the branches whose files list it as a child."""
         out: dict[str, list[str]] = {}
-        for start in range(0, len(child_ids), 500):
-            chunk = list(child_ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            for branch, child in self.conn.execute(
-                f"SELECT branch_id, child_id FROM members WHERE child_id IN ({marks}) "
-                "ORDER BY branch_id",
-                chunk,
-            ):
-                out.setdefault(child, []).append(branch)
+        sql = (
+            "SELECT branch_id, child_id FROM members WHERE child_id IN ({marks}) ORDER BY branch_id"
+        )
+        for branch, child in self._rows_in(sql, child_ids):
+            out.setdefault(child, []).append(branch)
         return out
 
     def corrected_by(self, leaf_id: str) -> list[Entry]:
@@ -688,7 +684,7 @@ class Index:
         )
         return [Entry._from_row(r) for r in rows]
 
-    def iter_entries(self, kind: str | None = None) -> Iterator[Entry]:
+    def iter_entries(self, kind: ItemKind | None = None) -> Iterator[Entry]:
         sql = f"SELECT {_COLUMNS} FROM items"
         args: tuple[Any, ...] = ()
         if kind is not None:
@@ -719,6 +715,26 @@ class Index:
             else:
                 out[start] = []
         return out
+
+    def count(self, kind: ItemKind) -> int:
+        """Number of items of one kind."""
+        row = self.conn.execute("SELECT COUNT(*) FROM items WHERE kind = ?", (kind,))
+        return int(row.fetchone()[0])
+
+    def leaf_sizes(self) -> list[tuple[str, int]]:
+        """``(path, size)`` of every leaf, as the catalog knows them."""
+        rows = self.conn.execute("SELECT path, size FROM items WHERE kind = 'leaf'")
+        return rows.fetchall()
+
+    def reachable(self) -> int:
+        """Items whose chain of parents reaches the trunk (one recursive query)."""
+        return int(
+            self.conn.execute(
+                "WITH RECURSIVE up(id) AS (SELECT id FROM items WHERE parent_id IS NULL "
+                "UNION SELECT items.id FROM items JOIN up ON items.parent_id = up.id) "
+                "SELECT COUNT(*) FROM up"
+            ).fetchone()[0]
+        )
 
     def counts(self) -> dict[str, Any]:
         """Totals used by ``stats``."""
@@ -782,13 +798,8 @@ class Index:
         missing = [t for t in unique if t not in cache]
         if missing:
             cache.update(dict.fromkeys(missing, 0))
-            for start in range(0, len(missing), 500):
-                part = missing[start : start + 500]
-                marks = ", ".join("?" * len(part))
-                for term, docs in self.conn.execute(
-                    f"SELECT term, docs FROM vocab WHERE term IN ({marks})", part
-                ):
-                    cache[term] = docs
+            sql = "SELECT term, docs FROM vocab WHERE term IN ({marks})"
+            cache.update(self._rows_in(sql, missing))
         pending = self._vocab_delta
         if pending:
             return {t: cache[t] + pending.get(t, 0) for t in unique}
@@ -806,7 +817,7 @@ class Index:
         *,
         limit: int,
         weights: FieldWeights,
-        kinds: Sequence[str],
+        kinds: Sequence[ItemKind],
         domain: str | None,
         project: str | None,
         source_prefix: str | None,
@@ -896,18 +907,8 @@ class Index:
         return scored[:limit]
 
     def _rowids_of(self, ids: Sequence[str]) -> list[int]:
-        out: list[int] = []
-        unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            out.extend(
-                row[0]
-                for row in self.conn.execute(
-                    f"SELECT rowid FROM items WHERE id IN ({marks})", chunk
-                )
-            )
-        return out
+        sql = "SELECT rowid FROM items WHERE id IN ({marks})"
+        return [row[0] for row in self._rows_in(sql, list(dict.fromkeys(ids)))]
 
     def _score_rows(
         self,
@@ -928,29 +929,23 @@ class Index:
         scoring = frozenset(present)
         column_weights = (weights.title, weights.keywords, weights.tags, weights.text)
         raw: list[tuple[float, int, frozenset[str]]] = []
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            for row in self.conn.execute(
-                f"SELECT rowid, title, keywords, tags, body FROM fts WHERE rowid IN ({marks})",
-                chunk,
-            ):
-                freq: dict[str, float] = {}
-                length = 0
-                for weight, text in zip(column_weights, row[1:5], strict=True):
-                    words = text.split()
-                    length += len(words)
-                    for word in wanted.intersection(words):
-                        freq[word] = freq.get(word, 0.0) + weight * words.count(word)
-                norm = _K1 * (1 - _B + _B * length / avgdl)
-                score = 0.0
-                for term, f in freq.items():
-                    if term in scoring:
-                        score += idfs[term] * f * (_K1 + 1) / (f + norm)
-                raw.append((score, row[0], frozenset(freq)))
+        sql = "SELECT rowid, title, keywords, tags, body FROM fts WHERE rowid IN ({marks})"
+        for rowid, *texts in self._rows_in(sql, rowids):
+            freq: dict[str, float] = {}
+            length = 0
+            for weight, text in zip(column_weights, texts, strict=True):
+                words = text.split()
+                length += len(words)
+                for word in wanted.intersection(words):
+                    freq[word] = freq.get(word, 0.0) + weight * words.count(word)
+            norm = _K1 * (1 - _B + _B * length / avgdl)
+            score = 0.0
+            for term, f in freq.items():
+                if term in scoring:
+                    score += idfs[term] * f * (_K1 + 1) / (f + norm)
+            raw.append((score, rowid, frozenset(freq)))
         if not raw:
             return []
-        columns = ", ".join(c.strip() for c in _COLUMNS.split(","))
         ordered = sorted(raw, key=lambda item: -item[0])
         step = max(limit * 2, 50)
         out: list[tuple[Entry, float, frozenset[str]]] = []
@@ -961,7 +956,7 @@ class Index:
             entries = {
                 row[0]: Entry._from_row(row[1:])
                 for row in self.conn.execute(
-                    f"SELECT rowid, {columns} FROM items WHERE rowid IN ({marks})",
+                    f"SELECT rowid, {_COLUMNS} FROM items WHERE rowid IN ({marks})",
                     [r[1] for r in chunk_rows],
                 )
             }
@@ -979,7 +974,7 @@ class Index:
         present: Sequence[str],
         pool: int,
         weights: FieldWeights,
-        kinds: Sequence[str],
+        kinds: Sequence[ItemKind],
         domain: str | None,
         project: str | None,
         source_prefix: str | None,
@@ -1081,7 +1076,7 @@ class _Filters:
 
     def __init__(
         self,
-        kinds: Sequence[str],
+        kinds: Sequence[ItemKind],
         domain: str | None,
         project: str | None,
         source_prefix: str | None,

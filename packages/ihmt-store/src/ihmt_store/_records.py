@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
+
+from ihmt_store._types import CodeChunkMode, ItemKind, SummarizerBackend
 
 __all__ = [
     "FORMAT_VERSION",
@@ -289,8 +291,7 @@ class ChildRef:
     """What a branch embeds about one child: enough to browse without opening it."""
 
     id: str
-    kind: str
-    """``leaf`` or ``branch``."""
+    kind: ItemKind
     title: str
     excerpt: str
     keywords: tuple[str, ...] = ()
@@ -316,7 +317,7 @@ class ChildRef:
         span = data.get("time_span") or [None, None]
         return cls(
             id=str(data["id"]),
-            kind=str(data["kind"]),
+            kind=cast(ItemKind, str(data["kind"])),
             title=str(data.get("title", "")),
             excerpt=str(data.get("excerpt", "")),
             keywords=tuple(str(k) for k in data.get("keywords") or ()),
@@ -488,9 +489,9 @@ class StoreConfig:
     confidence_threshold: float = 0.45
     ambiguity_margin: float = 0.18
     max_clue_rounds: int = 3
-    summarizer_backend: str = "heuristic"
+    summarizer_backend: SummarizerBackend = "heuristic"
     summarizer_model: str = "claude-sonnet-4-5"
-    code_chunk_mode: str = "pack"
+    code_chunk_mode: CodeChunkMode = "pack"
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Keys this version does not know, kept so an older tool never drops them."""
 
