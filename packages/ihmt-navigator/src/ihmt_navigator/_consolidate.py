@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from ihmt_navigator._summarize import ChildText, Summarizer, keywords_of
+from ihmt_navigator._summarize import ChildText, Frequencies, Summarizer, keywords_of
 from ihmt_store import Branch, ChildRef, Entry, Progress, Store, now_timestamp
 
 logger = logging.getLogger(__name__)
@@ -54,12 +54,18 @@ class Consolidator:
     closed) before it becomes a branch of its own, and a branch never has a single child,
     so repeated forced runs keep the depth near log_B(n). A domain ends under one top
     branch, except for an item that had no sibling to join (the trunk references it).
+
+    Args:
+        frequencies: what a leaf's keywords are weighed against (the summarizer's own,
+            as ``Memory`` builds both); the store itself when None.
     """
 
-    def __init__(self, store: Store, summarizer: Summarizer) -> None:
+    def __init__(
+        self, store: Store, summarizer: Summarizer, *, frequencies: Frequencies | None = None
+    ) -> None:
         self.store = store
         self.summarizer = summarizer
-        self._df_cache: dict[str, int] = {}
+        self._frequencies: Frequencies = store if frequencies is None else frequencies
         self._total = 0
         self._stack = ExitStack()
         self._pending_events = 0
@@ -87,8 +93,7 @@ class Consolidator:
         """
         store = self.store
         created: list[str] = []
-        self._df_cache = {}
-        self._total = store.count()
+        self._total = self._frequencies.count()
         with store.locked(), ExitStack() as stack:
             # Events are committed EVENTS_PER_BATCH at a time: one disk flush for many
             # files, and a crash loses at most one uncommitted batch (redone next run).
@@ -268,7 +273,9 @@ class Consolidator:
             if entry.kind == "leaf":
                 leaf = next(leaves)
                 text = leaf.text
-                keywords = keywords_of(text, df=self._document_frequencies, total=self._total)
+                keywords = keywords_of(
+                    text, df=self._frequencies.document_frequencies, total=self._total
+                )
                 start = end = leaf.timestamp
                 count = 1
             else:
@@ -337,8 +344,7 @@ class Consolidator:
         entries = store.entries(sorted(pending))
         order = sorted((e for e in entries.values() if e.kind == "branch"), key=lambda e: e.layer)
         touched: list[str] = []
-        self._df_cache = {}
-        self._total = store.count()
+        self._total = self._frequencies.count()
         with store.batch():
             for entry in order:
                 kids = store.children(entry.id)
@@ -353,14 +359,6 @@ class Consolidator:
             # The old summaries quoted what was forgotten: no trace of them in the index.
             store.compact()
         return tuple(touched)
-
-    def _document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
-        """Store-wide document frequencies, cached for one run (keywords need no more)."""
-        cache = self._df_cache
-        missing = [t for t in query_terms if t not in cache]
-        if missing:
-            cache.update(self.store.document_frequencies(missing))
-        return {t: cache[t] for t in query_terms}
 
     def refresh_root(self) -> None:
         """Rewrite ``root.json`` with each domain's top items and keywords."""

@@ -20,8 +20,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "AnthropicSummarizer",
-    "StoreFrequencies",
     "ChildText",
+    "Frequencies",
     "HeuristicSummarizer",
     "NodeSummary",
     "Summarizer",
@@ -98,38 +98,42 @@ class Summarizer(Protocol):
 DocumentFrequency = Callable[[Sequence[str]], Mapping[str, int]]
 
 
-class StoreFrequencies:
-    """Document frequencies from a store, cached: keywords need the shape, not the digits.
+class Frequencies(Protocol):
+    """What keywords are weighed against: how many items of a store hold each term, and
+    how many items it holds. A :class:`ihmt_store.Store` is one (its index caches the
+    frequencies until the next commit); ``Memory`` hands the same one to the summarizer
+    and to every consolidator."""
 
-    The cache is dropped whenever the store has grown by a tenth since it was filled.
-    Call it like ``store.document_frequencies``; ``total()`` gives the item count.
-    """
+    def document_frequencies(self, query_terms: Sequence[str]) -> Mapping[str, int]: ...
 
-    def __init__(self, store: _FrequencySource) -> None:
-        self._store = store
-        self._cache: dict[str, int] = {}
+    def count(self) -> int: ...
+
+
+class _Shape:
+    """The heuristic's view of a store's frequencies: each term's as first read, until
+    the store has grown by a tenth (or shrunk). A branch's keywords need the shape of the
+    frequencies, not the digits; and the summaries written depend on it (weighing them
+    against the exact figures instead changes some branches' keywords and titles)."""
+
+    def __init__(self, source: Frequencies) -> None:
+        self._source = source
+        self._seen: dict[str, int] = {}
         self._count = -1
 
     def total(self) -> int:
-        count = self._store.count()
+        count = self._source.count()
         if self._count < 0 or count > self._count * 1.1 + 10 or count < self._count:
-            self._cache.clear()
+            self._seen.clear()
             self._count = count
         return count
 
     def __call__(self, query_terms: Sequence[str]) -> Mapping[str, int]:
         if self._count < 0:
             self.total()
-        missing = [t for t in dict.fromkeys(query_terms) if t not in self._cache]
+        missing = [t for t in dict.fromkeys(query_terms) if t not in self._seen]
         if missing:
-            self._cache.update(self._store.document_frequencies(missing))
-        return {t: self._cache[t] for t in query_terms}
-
-
-class _FrequencySource(Protocol):
-    def document_frequencies(self, query_terms: Sequence[str]) -> Mapping[str, int]: ...
-
-    def count(self, kind: str | None = None) -> int: ...
+            self._seen.update(self._source.document_frequencies(missing))
+        return {t: self._seen[t] for t in query_terms}
 
 
 def _surface_forms(texts: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -262,25 +266,22 @@ class HeuristicSummarizer:
     """Offline, deterministic extractive summaries: TF-IDF terms and representative sentences.
 
     Args:
-        document_frequency: how many items of the store contain each term; keywords are
-            then weighed against the whole store, not only against the siblings.
-        total: the number of items in the store (with ``document_frequency``).
+        frequencies: the store's document frequencies; keywords are then weighed against
+            the whole store, not only against the siblings.
     """
 
     name = "heuristic"
 
-    def __init__(
-        self,
-        document_frequency: DocumentFrequency | None = None,
-        total: Callable[[], int] | None = None,
-    ) -> None:
-        self._df = document_frequency
-        self._total = total
+    def __init__(self, frequencies: Frequencies | None = None) -> None:
+        self._shape = _Shape(frequencies) if frequencies is not None else None
 
     def summarize(self, children: Sequence[ChildText], *, domain: str, layer: int) -> NodeSummary:
         texts = [f"{c.title}\n{c.text}" if c.kind == "branch" else c.text for c in children]
-        total = self._total() if self._total is not None else None
-        weights = _weights(texts, self._df, total)
+        shape = self._shape
+        if shape is None:
+            weights = _weights(texts, None, None)
+        else:
+            weights = _weights(texts, shape, shape.total())
         forms = _surface_forms(texts)
         ranked = sorted(weights, key=lambda t: (-weights[t], t))
         keywords: list[str] = []
@@ -444,15 +445,17 @@ def summarizer_for(
     backend: str,
     *,
     model: str = "",
-    document_frequency: DocumentFrequency | None = None,
-    total: Callable[[], int] | None = None,
+    frequencies: Frequencies | None = None,
 ) -> Summarizer:
     """The summarizer a store's config names (``heuristic`` or ``anthropic``).
+
+    Args:
+        frequencies: what the heuristic weighs keywords against (the store, usually).
 
     Raises:
         SummarizerError: an unknown backend name.
     """
-    heuristic = HeuristicSummarizer(document_frequency, total)
+    heuristic = HeuristicSummarizer(frequencies)
     if backend == "heuristic":
         return heuristic
     if backend == "anthropic":
