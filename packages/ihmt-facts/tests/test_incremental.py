@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ihmt_facts import Contradiction, Fact, FactState, FactStatus, Timeline
-from ihmt_facts._journal import LeafRecord
+from ihmt_facts._journal import LeafRecord, Outdated
 from ihmt_facts._records import value_key
 from ihmt_facts._timeline import _change_id, _State
 from ihmt_store import Leaf, Store, StoreConfig, leaf_id_for
@@ -134,7 +134,7 @@ def _record(
             made.append(f)
     correction = None
     if isinstance(outdated, tuple) and outdated[0] != leaf_id:
-        correction = (str(outdated[0]), _day(int(outdated[1])))
+        correction = Outdated(str(outdated[0]), _day(int(outdated[1])))
     return LeafRecord(leaf_id, tuple(made), correction)
 
 

@@ -21,13 +21,13 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ihmt_facts._records import Fact
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FORMAT", "Journal", "JournalDamagedError", "LeafRecord"]
+__all__ = ["FORMAT", "Journal", "JournalDamagedError", "LeafRecord", "Outdated"]
 
 FORMAT = 1
 """Version of the journal's line format; another number means: rebuild it."""
@@ -37,14 +37,21 @@ class JournalDamagedError(Exception):
     """The journal cannot be read (missing header, foreign format, a broken line)."""
 
 
+class Outdated(NamedTuple):
+    """A leaf's correction: the leaf that corrected it, and when."""
+
+    by: str
+    date: str
+
+
 @dataclass(frozen=True, slots=True)
 class LeafRecord:
     """What the timeline knows about one leaf: its facts and its correction."""
 
     leaf_id: str
     facts: tuple[Fact, ...]
-    outdated: tuple[str, str] | None
-    """(correcting leaf id, correction date), or None."""
+    outdated: Outdated | None
+    """Its correction, or None."""
 
     def to_line(self) -> bytes:
         data: dict[str, Any] = {
@@ -62,7 +69,7 @@ class LeafRecord:
             for s, a, v, t, o in data["f"]
         )
         out = data.get("o")
-        return cls(leaf_id, facts, (str(out[0]), str(out[1])) if out else None)
+        return cls(leaf_id, facts, Outdated(str(out[0]), str(out[1])) if out else None)
 
 
 class Journal:

@@ -6,14 +6,16 @@ import logging
 import re
 import threading
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from enum import IntEnum
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from ihmt_facts._extract import extract
-from ihmt_facts._journal import Journal, JournalDamagedError, LeafRecord
+from ihmt_facts._journal import Journal, JournalDamagedError, LeafRecord, Outdated
 from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
     Contradiction,
@@ -65,15 +67,34 @@ _Key = tuple[str, str]
 
 
 # ---------------------------------------------------------------------- the pure timeline
-_EventKey = tuple[str, int, str, int]
-_Event = tuple[str, int, str, int, Fact, str | None]
-"""(moment, kind, leaf id, index of the fact in its leaf, the fact, retired by): kind 0
-states the fact, kind 1 retires it (its leaf was corrected by a leaf about something
-else). The first four items order the events and are unique."""
+class _EventKind(IntEnum):
+    """What an event does to its fact; at one moment, statements come before retirements."""
+
+    STATES = 0
+    """The leaf states the fact."""
+    RETIRES = 1
+    """The fact stops holding: its leaf was corrected by a leaf about something else."""
 
 
-def _event_key(event: _Event) -> _EventKey:
-    return event[0], event[1], event[2], event[3]
+class _Event(NamedTuple):
+    """One dated step of a key's timeline; the first four fields order the events."""
+
+    moment: str
+    kind: _EventKind
+    leaf_id: str
+    position: int
+    """Where the fact stands among its leaf's facts."""
+    fact: Fact
+    retired_by: str | None
+    """For a RETIRES event, the correcting leaf; else None."""
+
+
+_STATES, _RETIRES = _EventKind.STATES, _EventKind.RETIRES  # hot loops: no class lookup
+
+_EventKey = tuple[str, _EventKind, str, int]
+"""(moment, kind, leaf id, position): what orders the events of a key; unique."""
+_event_key: Callable[[_Event], _EventKey] = itemgetter(0, 1, 2, 3)
+"""The sort key of the events (a C function: the folds sort and bisect on it)."""
 
 
 @dataclass(slots=True)
@@ -82,17 +103,24 @@ class _Period:
 
     opened: _EventKey
     value: str
+    """The value as first stated in the period."""
     vkey: str
+    """Its comparison form (:func:`value_key`)."""
     start: str
     sources: list[str]
+    """Leaves that stated the value in the period, first statement first."""
     source_set: set[str]
     last: str
+    """The latest statement."""
     count: int
+    """Statements in the period."""
     live: set[tuple[str, int]]
+    """(leaf id, position) of the statements not retired yet; the last retirement ends it."""
     change: Contradiction | None
     """The change that opened it (None for the first value or after a retirement)."""
     end: str | None = None
     by: str | None = None
+    """The leaf that ended it."""
 
     def state(self, key: _Key) -> FactState:
         return FactState(
@@ -153,7 +181,7 @@ class _KeyLog:
         return self._view
 
     def period_of(self, event: _EventKey) -> _Period | None:
-        """The period an event of kind 0 belongs to."""
+        """The period a STATES event belongs to."""
         at = bisect_right(self.opened, event) - 1
         return self.periods[at] if at >= 0 else None
 
@@ -222,12 +250,12 @@ class _KeyLog:
         for index in range(start, len(events)):
             event = events[index]
             key = _event_key(event)
-            if key > highest and event[1] == 0:
+            if key > highest and event.kind is _STATES:
                 at = bisect_left(old_opened, key)
                 if (
                     at < len(old_opened)
                     and old_opened[at] == key
-                    and (current is None or current.vkey != value_key(event[4].value))
+                    and (current is None or current.vkey != value_key(event.fact.value))
                 ):
                     # It opens a period here, as it did before: from here on the old fold
                     # holds, but for the change that opens it.
@@ -249,17 +277,17 @@ class _KeyLog:
     def _step(
         self, current: _Period | None, event: _Event, gained: list[Contradiction]
     ) -> _Period | None:
-        moment, kind, leaf_id, index, fact, by = event
-        if kind == 1:
-            if current is not None and (leaf_id, index) in current.live:
-                current.live.discard((leaf_id, index))
+        moment, kind, leaf_id, position, fact, retired_by = event
+        if kind is _RETIRES:
+            if current is not None and (leaf_id, position) in current.live:
+                current.live.discard((leaf_id, position))
                 if not current.live:
-                    current.end, current.by = moment, by
+                    current.end, current.by = moment, retired_by
                     return None
             return current
         vkey = value_key(fact.value)
         if current is not None and current.vkey == vkey:
-            current.live.add((leaf_id, index))
+            current.live.add((leaf_id, position))
             if leaf_id not in current.source_set:
                 current.source_set.add(leaf_id)
                 current.sources.append(leaf_id)
@@ -275,30 +303,31 @@ class _KeyLog:
         """End ``current`` at ``event``, which states another value."""
         if current is None:
             return None
-        current.end, current.by = event[0], event[2]
+        current.end, current.by = event.moment, event.leaf_id
         return Contradiction(
             subject=self.key[0],
             attribute=self.key[1],
             old_value=current.value,
-            new_value=event[4].value,
+            new_value=event.fact.value,
             old_date=current.last,
-            new_date=event[0],
+            new_date=event.moment,
             old_sources=tuple(current.sources),
-            new_source=event[2],
+            new_source=event.leaf_id,
         )
 
     def _open(self, event: _Event, change: Contradiction | None) -> _Period:
-        moment, _, leaf_id, index, fact, _ = event
+        """Open the period ``event`` states, after ``change``."""
+        moment, _, leaf_id, position = opened = _event_key(event)
         period = _Period(
-            opened=_event_key(event),
-            value=fact.value,
-            vkey=value_key(fact.value),
+            opened=opened,
+            value=event.fact.value,
+            vkey=value_key(event.fact.value),
             start=moment,
             sources=[leaf_id],
             source_set={leaf_id},
             last=moment,
             count=1,
-            live={(leaf_id, index)},
+            live={(leaf_id, position)},
             change=change,
         )
         self.periods.append(period)
@@ -336,7 +365,7 @@ class _State:
                 else:
                     holders.add(record.leaf_id)
             if record.outdated:
-                corrected.setdefault(record.outdated[0], set()).add(record.leaf_id)
+                corrected.setdefault(record.outdated.by, set()).add(record.leaf_id)
         for key, holders in by_key.items():
             log = state.logs[key] = _KeyLog(key)
             for leaf_id in holders:
@@ -365,11 +394,11 @@ class _State:
                     if not holders:
                         del self.by_key[key]
             if previous.outdated:
-                fixed = self.corrected.get(previous.outdated[0])
+                fixed = self.corrected.get(previous.outdated.by)
                 if fixed is not None:
                     fixed.discard(leaf_id)
                     if not fixed:
-                        del self.corrected[previous.outdated[0]]
+                        del self.corrected[previous.outdated.by]
         if not record.facts:
             self.leaves.pop(leaf_id, None)
         else:
@@ -377,7 +406,7 @@ class _State:
             for f in record.facts:
                 self.by_key.setdefault((f.subject, f.attribute), set()).add(leaf_id)
             if record.outdated:
-                self.corrected.setdefault(record.outdated[0], set()).add(leaf_id)
+                self.corrected.setdefault(record.outdated.by, set()).add(leaf_id)
         # This leaf's events, and those of the leaves it corrected (whether its facts
         # explain their correction decides whether their facts retire).
         updates: dict[_Key, dict[str, tuple[_Event, ...]]] = {}
@@ -403,15 +432,16 @@ class _State:
         if record is None:
             return ()
         retire = record.outdated if record.outdated else None
-        if retire is not None and self.explained(leaf_id, retire[0]):
+        if retire is not None and self.explained(leaf_id, retire.by):
             retire = None
         events: list[_Event] = []
-        for index, f in enumerate(record.facts):
+        for position, f in enumerate(record.facts):
             if (f.subject, f.attribute) != key:
                 continue
-            events.append((f.timestamp, 0, leaf_id, index, f, None))
+            events.append(_Event(f.timestamp, _STATES, leaf_id, position, f, None))
             if retire is not None:
-                events.append((max(retire[1], f.timestamp), 1, leaf_id, index, f, retire[0]))
+                moment = max(retire.date, f.timestamp)
+                events.append(_Event(moment, _RETIRES, leaf_id, position, f, retire.by))
         return tuple(events)
 
     def explained(self, leaf_id: str, by: str) -> bool:
@@ -434,7 +464,7 @@ class _State:
         vkey = value_key(f.value)
         found: _Period | None = None
         for event in log.by_leaf.get(f.source, ()):
-            if event[1] == 0 and value_key(event[4].value) == vkey:
+            if event.kind is _STATES and value_key(event.fact.value) == vkey:
                 period = log.period_of(_event_key(event))
                 if period is not None and (found is None or period.opened < found.opened):
                     found = period
@@ -901,7 +931,7 @@ class Timeline:
         return LeafRecord(
             leaf.leaf_id,
             _dedupe(facts),
-            (outdated.by, outdated.date) if outdated else None,
+            Outdated(outdated.by, outdated.date) if outdated else None,
         )
 
     def _normalize_input(
@@ -1016,7 +1046,7 @@ class Timeline:
             entry = self._store.entry(old)
             outdated = None
             if entry is not None and entry.outdated_by and entry.outdated_by != leaf_id:
-                outdated = (entry.outdated_by, entry.outdated_on or "")
+                outdated = Outdated(entry.outdated_by, entry.outdated_on or "")
             update = LeafRecord(old, state.leaves[old].facts, outdated)
             state.put(update)
             pending.append(update)
@@ -1066,7 +1096,7 @@ class Timeline:
                 )
                 known = state.leaves.get(old)
                 record = (
-                    LeafRecord(old, known.facts, (change.new_source, change.new_date))
+                    LeafRecord(old, known.facts, Outdated(change.new_source, change.new_date))
                     if known is not None
                     else self._record_of(annotated)
                 )
