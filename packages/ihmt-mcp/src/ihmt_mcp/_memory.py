@@ -6,10 +6,9 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ihmt_chunkers import BinaryContentError
 from ihmt_mcp._arguments import parse_content_type, parse_date, parse_domain
@@ -38,10 +37,13 @@ from ihmt_mcp.errors import (
     SemanticUnavailableError,
 )
 from ihmt_navigator import (
+    ClueProvider,
     ConsolidationReport,
     Consolidator,
     CorrectionMatch,
+    Detail,
     Navigator,
+    SearchOptions,
     SearchResult,
     SemanticMode,
     Summarizer,
@@ -70,6 +72,22 @@ __all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
 
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
+
+
+def _search_options(
+    current: str, detail: str, as_of: str | date | datetime | None, limit: int, domain: str | None
+) -> SearchOptions:
+    """A search's options: the current project preferred (not required), and a FOUND
+    answer from another project noted as such."""
+    return SearchOptions(
+        detail=cast(Detail, detail),  # the record checks it
+        as_of=as_of or None,
+        prefer_project=current or None,
+        note_other_project=True,
+        domain=parse_domain(domain) if domain else None,
+        limit=limit,
+    )
+
 
 HAND_EDIT_CHECK_S = 60.0
 """How often (at most) a search looks for leaves edited by hand whose size changed: on
@@ -508,45 +526,58 @@ class Memory:
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
         current = self._project(project)
+        options = _search_options(current, detail, as_of, limit, domain)
+        return self._searched(query, clue or None, options)
 
-        def ask() -> SearchResult:
-            return self.navigator.search(
-                query,
-                clue=clue or None,
-                detail=detail,
-                as_of=as_of or None,
-                prefer_project=current or None,
-                domain=parse_domain(domain) if domain else None,
-                limit=limit,
-            )
+    def ask(
+        self,
+        query: str,
+        clue_provider: ClueProvider,
+        *,
+        clue: str | None = None,
+        max_rounds: int | None = None,
+        detail: str = "compact",
+        as_of: str | date | datetime | None = None,
+        project: str | None = None,
+        limit: int = 5,
+        domain: str | None = None,
+    ) -> SearchResult:
+        """Search, and while the answer is AMBIGUOUS ask ``clue_provider`` for a clue.
 
+        The navigator's clue loop (:meth:`Navigator.ask`), each round a :meth:`search`
+        with the clues so far: ``clue`` is a first one given up front (one round more
+        than ``max_rounds``, the store's ``max_clue_rounds`` by default). The result
+        carries the ``clues`` used and how many (``clue_rounds``).
+
+        Raises:
+            ValueError: an empty query.
+            InvalidFilterError: a bad ``as_of`` or ``detail``.
+        """
+        current = self._project(project)
+        options = _search_options(current, detail, as_of, limit, domain)
+        return self.navigator.ask(
+            query,
+            clue_provider,
+            options,
+            clue=clue,
+            max_rounds=max_rounds,
+            search=lambda clues: self._searched(query, clues, options),
+        )
+
+    def _searched(self, query: str, clue: str | None, options: SearchOptions) -> SearchResult:
+        """One search, with the memories edited by hand made current first."""
         every = self.hand_edit_check_s
         if every is not None and time.monotonic() - self._edits_checked > every:
             self._edits_checked = time.monotonic()
             self.store.adopt_hand_edits()
             if self.store.edited:
                 self.settle_hand_edits()
-        result = ask()
+        result = self.navigator.search(query, options, clue=clue)
         if self.store.edited:
             # A memory it read was edited by hand: the store re-indexed it; refresh what
             # was derived from it and answer again with all of that current.
             self.settle_hand_edits()
-            result = ask()
-        best = result.best
-        if result.status == "found" and best is not None and best.project != current:
-            if best.project:
-                here = f"project {current}" if current else "no project"
-                note = (
-                    f"NOTE: this answer comes from project {best.project}, not the current "
-                    f"one ({here}); check it applies here before relying on it."
-                )
-            else:
-                note = ""
-            if note:
-                from ihmt_store import estimate_tokens
-
-                compact = f"{result.compact}\n{note}"
-                result = replace(result, compact=compact, tokens=estimate_tokens(compact))
+            result = self.navigator.search(query, options, clue=clue)
         return result
 
     def settle_hand_edits(self) -> tuple[str, ...]:
