@@ -122,8 +122,8 @@ def _loads(data: bytes, path: Path) -> dict[str, Any]:
 def _pretty(obj: dict[str, Any], *, list_key: str = "") -> str:
     """JSON with one top-level key per line (one element per line for ``list_key``).
 
-    Readable like ``indent=2`` but written by the C encoder, value by value: the
-    indenting encoder is pure Python and was the cost of a bulk ingest.
+    Readable like ``indent=2`` but written by the C encoder, value by value (the
+    indenting encoder is pure Python).
     """
     dump = _DUMP
 

@@ -64,8 +64,7 @@ Progress = Callable[[int, int, str], None]
 
 INDEX_RECHECK_S = 0.5
 CHECK_ON_OPEN_BYTES = 16 * 1024 * 1024
-"""An index up to this size is checked for damaged pages whenever a store opens
-(about a millisecond per megabyte)."""
+"""An index up to this size is checked for damaged pages whenever a store opens."""
 DISK_FULL = (
     "the disk is full; free some space and try again (nothing was changed; searches still work)"
 )

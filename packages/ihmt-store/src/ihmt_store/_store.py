@@ -460,10 +460,7 @@ class Store(IndexLifecycle):
         known = self._idx.get_many(leaf_ids)
         out = []
         for leaf_id in leaf_ids:
-            entry = known.get(leaf_id)
-            if entry is None or entry.kind != "leaf":
-                raise LeafNotFoundError(leaf_id)
-            out.append(self._read_leaf_file(entry.path))
+            out.append(self._read_leaf_file(_leaf_entry(known.get(leaf_id), leaf_id).path))
         return out
 
     @_healing
@@ -478,10 +475,9 @@ class Store(IndexLifecycle):
             LeafNotFoundError: no leaf with that id (or the entry is not a leaf's).
             CorruptFileError: its file cannot be parsed.
         """
-        entry = self._idx.get(leaf) if isinstance(leaf, str) else leaf
-        if entry is None or entry.kind != "leaf":
-            raise LeafNotFoundError(leaf if isinstance(leaf, str) else leaf.id)
-        return self._read_leaf_file(entry.path)
+        if isinstance(leaf, str):
+            return self._read_leaf_file(_leaf_entry(self._idx.get(leaf), leaf).path)
+        return self._read_leaf_file(_leaf_entry(leaf, leaf.id).path)
 
     def _own_batch(self) -> Batch | None:
         batch = self._batch
@@ -548,8 +544,8 @@ class Store(IndexLifecycle):
 
     @_healing
     def adopt_hand_edits(self) -> list[str]:
-        """Find leaves edited by hand whose size changed (one ``stat`` per leaf: about
-        150 ms at 50,000) and re-index them as they are now; their ids (also added to
+        """Find leaves edited by hand whose size changed (one ``stat`` per leaf) and
+        re-index them as they are now; their ids (also added to
         :attr:`edited`). An edit that keeps the size is adopted when the leaf is next
         read, and listed by :meth:`hand_edits`."""
         root = str(self.path)
@@ -653,9 +649,7 @@ class Store(IndexLifecycle):
         """
         with self._writing() as batch:
             index = self._idx
-            entry = index.get(leaf_id)
-            if entry is None or entry.kind != "leaf":
-                raise LeafNotFoundError(leaf_id)
+            entry = _leaf_entry(index.get(leaf_id), leaf_id)
             leaf = self._read_leaf_file(entry.path, count=False)
             changes: dict[str, Any] = {}
             if outdated_by is not _UNSET:
@@ -680,9 +674,7 @@ class Store(IndexLifecycle):
         """
         with self._writing() as batch:
             index = self._idx
-            entry = index.get(item_id)
-            if entry is None or entry.kind != "leaf":
-                raise LeafNotFoundError(item_id)
+            entry = _leaf_entry(index.get(item_id), item_id)
             full = self.path / entry.path
             if full.is_symlink():
                 raise StoreIOError(
@@ -737,10 +729,7 @@ class Store(IndexLifecycle):
         Raises:
             BranchNotFoundError: no branch with that id.
         """
-        entry = self._idx.get(node_id)
-        if entry is None or entry.kind != "branch":
-            raise BranchNotFoundError(node_id)
-        return self._read_branch_file(entry.path)
+        return self._read_branch_file(_branch_entry(self._idx.get(node_id), node_id).path)
 
     def _read_branch_file(self, rel: str, *, count: bool = True) -> Branch:
         branch = self._read_item(rel, Branch, count=count)
@@ -780,9 +769,7 @@ class Store(IndexLifecycle):
         """
         with self._writing() as batch:
             index = self._idx
-            entry = index.get(node_id)
-            if entry is None or entry.kind != "branch":
-                raise BranchNotFoundError(node_id)
+            entry = _branch_entry(index.get(node_id), node_id)
             self.set_parent([c.id for c in index.children(node_id)], None)
             batch.note(entry.path)
             batch.remove(entry.path)
@@ -827,21 +814,11 @@ class Store(IndexLifecycle):
         with self._locked():
             root = self.trunk()
             if keywords:
-                root = Root(
-                    domains=tuple(
-                        DomainTrunk(
-                            domain=d.domain,
-                            top=d.top,
-                            leaves=d.leaves,
-                            branches=d.branches,
-                            depth=d.depth,
-                            keywords=tuple(keywords.get(d.domain, d.keywords)),
-                        )
-                        for d in root.domains
-                    ),
-                    generation=root.generation,
-                    updated=root.updated,
+                domains = tuple(
+                    dataclasses.replace(d, keywords=tuple(keywords.get(d.domain, d.keywords)))
+                    for d in root.domains
                 )
+                root = dataclasses.replace(root, domains=domains)
             atomic_write(self.path / ROOT_FILE, json_bytes(root.to_json()))
             return root
 
@@ -1146,6 +1123,20 @@ class Store(IndexLifecycle):
     def derived_counts(self) -> dict[str, int]:
         """Deprecated: ihmt-mcp's tests call it; the store uses :meth:`_derived_counts`."""
         return self._derived_counts()
+
+
+def _leaf_entry(entry: Entry | None, leaf_id: str) -> Entry:
+    """``entry`` when it is a leaf's; LeafNotFoundError naming ``leaf_id`` otherwise."""
+    if entry is None or entry.kind != "leaf":
+        raise LeafNotFoundError(leaf_id)
+    return entry
+
+
+def _branch_entry(entry: Entry | None, node_id: str) -> Entry:
+    """``entry`` when it is a branch's; BranchNotFoundError naming ``node_id`` otherwise."""
+    if entry is None or entry.kind != "branch":
+        raise BranchNotFoundError(node_id)
+    return entry
 
 
 def _check_space(space: str) -> None:
