@@ -224,6 +224,19 @@ def bare_names(query: str) -> list[str]:
     return out
 
 
+def question_terms(query: str) -> tuple[tuple[str, str] | None, list[str]]:
+    """The period a question names (see :func:`time_span`) and the terms of what it is
+    about: without the words of how it is asked ("summarize", "tell me about", "please")
+    nor the period ("in April 2023"), which the memories' dates answer better than their
+    words. A question that is only a period keeps its words, and names no period."""
+    asking = set(terms(" ".join(m.group(0) for m in BROAD_CUES.finditer(query))))
+    span, timeless = time_span(query)
+    words = [t for t in dict.fromkeys(terms(timeless)) if t not in QUERY_FLUFF]
+    if not words:
+        span, words = None, [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
+    return span, [t for t in words if t not in asking]
+
+
 def word_groups(query: str, q_terms: Sequence[str]) -> list[tuple[str, ...]]:
     """The question's words, each as the query terms it gives ("k8s" gives k8s, k and 8:
     one word, counted once)."""

@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ihmt_navigator._question import (
     ANSWER_TYPES,
-    BROAD_CUES,
     QUERY_FLUFF,
     asked_for,
     bare_names,
@@ -29,7 +28,7 @@ from ihmt_navigator._question import (
     language_of,
     name_terms,
     name_words,
-    time_span,
+    question_terms,
     word_groups,
 )
 from ihmt_navigator._records import (
@@ -124,6 +123,15 @@ def rarity(total: int, df: int) -> float:
     ``rarity(total, 1)``.
     """
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+class _Start(NamedTuple):
+    """Taken when a call starts, before the store is asked anything else."""
+
+    total: int
+    """Items in the store (at least 1)."""
+    before: IOStats
+    """The store's reads so far."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,7 +343,7 @@ class Navigator:
         """
         if not isinstance(words, str) or not words.strip():
             raise ValueError("the hint is empty: say which memory is corrected")
-        total, before = self._started()
+        start = self._started()
         q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
         found = (
             self.store.candidates(
@@ -346,9 +354,7 @@ class Navigator:
         )
         if not found:
             return CorrectionMatch(status="not_found")
-        q = self._query(
-            words, None, SearchOptions(project=project, limit=limit), q_terms, [], total, before
-        )
+        q = self._query(words, SearchOptions(project=project, limit=limit), start, q_terms=q_terms)
         weights = q.weights
         scores = {c.entry.id: c.score for c in found}
         cover = {c.entry.id: q.coverage(c) for c in found}
@@ -396,29 +402,30 @@ class Navigator:
         )
 
     # ------------------------------------------------------------------ the call's context
-    def _started(self) -> tuple[int, IOStats]:
+    def _started(self) -> _Start:
         """The store's size and its reads so far, when a call starts."""
-        return max(self.store.count(), 1), self.store.io.snapshot()
+        return _Start(max(self.store.count(), 1), self.store.io.snapshot())
 
     def _query(
         self,
         text: str,
-        clue: str | None,
         options: SearchOptions,
+        start: _Start,
+        *,
+        clue: str | None = None,
         q_terms: list[str],
-        c_terms: list[str],
-        total: int,
-        before: IOStats,
+        c_terms: list[str] | None = None,
     ) -> _Query:
-        """The call's context: the document frequencies of the question's terms are
-        fetched here, once."""
+        """The call's context, once the candidates are in: the document frequencies of
+        the question's terms are fetched here, once."""
+        total, before = start
         df = self.store.document_frequencies(q_terms) if q_terms else {}
         return _Query(
             text=text,
             clue=clue,
             options=options,
             q_terms=q_terms,
-            c_terms=c_terms,
+            c_terms=c_terms or [],
             total=total,
             df=df,
             weights={t: rarity(total, df.get(t, 0)) for t in q_terms},
@@ -431,20 +438,13 @@ class Navigator:
         store = self.store
         config = store.config
         limit = options.limit
-        total, before = self._started()
-        # "Summarize", "tell me about": how a broad question is asked, not what about;
-        # "in April 2023": when, which the memories' dates answer better than their words.
-        asking = set(terms(" ".join(m.group(0) for m in BROAD_CUES.finditer(query))))
-        span, timeless = time_span(query)
-        words = [t for t in dict.fromkeys(terms(timeless)) if t not in QUERY_FLUFF]
-        if not words:
-            span, words = None, [t for t in dict.fromkeys(terms(query)) if t not in QUERY_FLUFF]
-        q_terms = [t for t in words if t not in asking]
+        start = self._started()
+        span, q_terms = question_terms(query)
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
-            q = self._query(query, clue, options, q_terms, c_terms, total, before)
+            q = self._query(query, options, start, clue=clue, q_terms=q_terms, c_terms=c_terms)
             return self._finish(q, Answer(status="not_found"))
-        filtered = options.as_of or options.scope != "all"
+        filtered = bool(options.as_of) or options.scope != "all"
         found = store.candidates(
             q_terms + c_terms,
             limit=CANDIDATES * (4 if filtered else 1),
@@ -454,7 +454,7 @@ class Navigator:
             source_prefix=options.path_prefix,
             common=COMMON_TERMS,
         )
-        q = self._query(query, clue, options, q_terms, c_terms, total, before)
+        q = self._query(query, options, start, clue=clue, q_terms=q_terms, c_terms=c_terms)
         found = [c for c in found if q.admits(c.entry)]
         leaves = [c for c in found if c.entry.kind == "leaf"]
         branches = [c for c in found if c.entry.kind == "branch"]
@@ -464,20 +464,10 @@ class Navigator:
         lexical_best = max(
             leaves, key=lambda c: (scores[c.entry.id], _ts(c.entry), c.entry.id), default=None
         )
-        agree = True
-        nearest: Candidate | None = None
-        sims = self._similarities(f"{query} {clue}" if clue else query)
-        if sims is not None and len(sims):
-            leaves = self._with_nearest(q, leaves, sims, bool(filtered))
-            # The more of the question BM25's best memory holds, the less meaning has to
-            # add: a memory holding every rare word asked is not outranked by one that
-            # only reads alike.
-            explained = q.coverage(lexical_best) if lexical_best else 0.0
-            share = SEMANTIC_WEIGHT * (1 - ADAPT * explained)
-            scores = _fused(q, leaves, sims, share)
-            if leaves:
-                nearest = max(leaves, key=lambda c: (sims.of(c.entry.id) or -1.0, c.entry.id))
-                agree = lexical_best is not None and nearest.entry.id == lexical_best.entry.id
+        leaves, scores, nearest = self._with_meaning(q, leaves, scores, lexical_best, filtered)
+        agree = nearest is None or (
+            lexical_best is not None and nearest.entry.id == lexical_best.entry.id
+        )
         if not leaves:
             return self._finish(q, Answer(status="not_found"))
         if span is not None and q.as_of is None:
@@ -607,6 +597,32 @@ class Navigator:
         except Exception as exc:  # noqa: BLE001 (meaning is a bonus; words still answer)
             logger.warning("searching by words only: the vectors failed (%s)", exc)
             return None
+
+    def _with_meaning(
+        self,
+        q: _Query,
+        leaves: list[Candidate],
+        scores: dict[str, float],
+        lexical_best: Candidate | None,
+        filtered: bool,
+    ) -> tuple[list[Candidate], dict[str, float], Candidate | None]:
+        """With the semantic layer, the candidates joined by the memories nearest in
+        meaning, their fused scores, and the nearest candidate; without it (or when it
+        fails), the words' candidates and scores, and None."""
+        sims = self._similarities(f"{q.text} {q.clue}" if q.clue else q.text)
+        if sims is None or not len(sims):
+            return leaves, scores, None
+        leaves = self._with_nearest(q, leaves, sims, filtered)
+        # The more of the question BM25's best memory holds, the less meaning has to add:
+        # a memory holding every rare word asked is not outranked by one that only reads
+        # alike.
+        explained = q.coverage(lexical_best) if lexical_best else 0.0
+        share = SEMANTIC_WEIGHT * (1 - ADAPT * explained)
+        scores = _fused(q, leaves, sims, share)
+        if not leaves:
+            return leaves, scores, None
+        nearest = max(leaves, key=lambda c: (sims.of(c.entry.id) or -1.0, c.entry.id))
+        return leaves, scores, nearest
 
     def _with_nearest(
         self, q: _Query, leaves: list[Candidate], sims: Similarities, filtered: bool
