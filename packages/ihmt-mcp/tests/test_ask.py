@@ -114,3 +114,13 @@ def test_ask_notes_an_answer_from_another_project_as_search_does(memory: Memory)
     assert asked.status == searched.status == "found"
     assert "NOTE: this answer comes from project falcon" in asked.compact
     assert asked.compact == searched.compact
+
+
+def test_ask_takes_the_keywords_of_search(memory: Memory, luis: dict[str, str]) -> None:
+    before = memory.ask("Luis", lambda _: None, as_of="2024-12-31")
+    assert before.status == "ambiguous"
+    assert {hit.id for hit in before.results} == {luis["Pardo"], luis["Marín"]}
+    assert before.compact == memory.search("Luis", as_of="2024-12-31").compact
+    full = memory.ask("Luis", lambda _: "Benidorm", detail="full", project="osprey")
+    assert full.compact == memory.search("Luis", "Benidorm", "full", project="osprey").compact
+    assert f"id: {luis['Pardo']}" in full.compact

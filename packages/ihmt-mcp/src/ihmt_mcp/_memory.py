@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from ihmt_chunkers import BinaryContentError
 from ihmt_mcp._arguments import parse_content_type, parse_date, parse_domain
@@ -72,6 +72,17 @@ __all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
 
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
+
+
+class _SearchKeywords(TypedDict, total=False):
+    """The keywords of :meth:`Memory.search` (after the query and the clue), which
+    :meth:`Memory.ask` takes too."""
+
+    detail: str
+    as_of: str | date | datetime | None
+    project: str | None
+    limit: int
+    domain: str | None
 
 
 def _search_options(
@@ -536,25 +547,28 @@ class Memory:
         *,
         clue: str | None = None,
         max_rounds: int | None = None,
-        detail: str = "compact",
-        as_of: str | date | datetime | None = None,
-        project: str | None = None,
-        limit: int = 5,
-        domain: str | None = None,
+        **keywords: Unpack[_SearchKeywords],
     ) -> SearchResult:
         """Search, and while the answer is AMBIGUOUS ask ``clue_provider`` for a clue.
 
         The navigator's clue loop (:meth:`Navigator.ask`), each round a :meth:`search`
         with the clues so far: ``clue`` is a first one given up front (one round more
         than ``max_rounds``, the store's ``max_clue_rounds`` by default). The result
-        carries the ``clues`` used and how many (``clue_rounds``).
+        carries the ``clues`` used and how many (``clue_rounds``). ``keywords`` are
+        :meth:`search`'s: ``detail``, ``as_of``, ``project``, ``limit``, ``domain``.
 
         Raises:
             ValueError: an empty query.
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
-        current = self._project(project)
-        options = _search_options(current, detail, as_of, limit, domain)
+        current = self._project(keywords.get("project"))
+        options = _search_options(
+            current,
+            keywords.get("detail", "compact"),
+            keywords.get("as_of"),
+            keywords.get("limit", 5),
+            keywords.get("domain"),
+        )
         return self.navigator.ask(
             query,
             clue_provider,
