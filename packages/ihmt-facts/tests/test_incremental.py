@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ihmt_facts import Contradiction, Fact, FactState, FactStatus, Timeline
+from ihmt_facts._fold import State, change_id
 from ihmt_facts._journal import LeafRecord, Outdated
 from ihmt_facts._records import value_key
-from ihmt_facts._timeline import _change_id, _State
 from ihmt_store import Leaf, Store, StoreConfig, leaf_id_for
 
 KEYS = (("user", "location"), ("user", "editor"), ("project:alpha", "stack"))
@@ -40,7 +40,7 @@ class _Run:
 
 
 def reference(
-    state: _State, key: tuple[str, str]
+    state: State, key: tuple[str, str]
 ) -> tuple[tuple[FactState, ...], list[Contradiction]]:
     """Fold every event of ``key`` from scratch (the timeline's former algorithm)."""
     events: list[tuple[str, int, str, int, Fact, str | None]] = []
@@ -143,28 +143,28 @@ def _record(
 def test_every_incremental_step_equals_a_fold_from_scratch(
     ops: list[tuple[str, list[tuple[tuple[str, str], str, int]], object]],
 ) -> None:
-    state = _State()
+    state = State()
     for leaf_id, facts, outdated in ops:
         new = _record(leaf_id, facts, outdated)
         keys = set(KEYS)
-        before = {k: {_change_id(c) for c in reference(state, k)[1]} for k in keys}
+        before = {k: {change_id(c) for c in reference(state, k)[1]} for k in keys}
         moved = state.put(new)
         for key in keys:
             states, changes = reference(state, key)
             assert state.timeline(key).states == states
             assert list(state.timeline(key).changes) == changes
             gained = moved.get(key, ([], []))
-            reported = {_change_id(c) for c in gained[1]} - {_change_id(c) for c in gained[0]}
-            assert reported == {_change_id(c) for c in changes} - before[key]
+            reported = {change_id(c) for c in gained[1]} - {change_id(c) for c in gained[0]}
+            assert reported == {change_id(c) for c in changes} - before[key]
     # A state loaded in one pass holds the same timelines.
-    loaded = _State.load(state.leaves.values())
+    loaded = State.load(state.leaves.values())
     for key in KEYS:
         assert loaded.timeline(key) == state.timeline(key)
 
 
 def test_statements_appended_in_date_order_gain_one_change_per_switch() -> None:
     """One key stated 5,000 times, each leaf dated after the last (a journal read in order)."""
-    state = _State()
+    state = State()
     for i in range(5000):
         value = "Madrid" if (i // 100) % 2 == 0 else "Valencia"
         leaf = f"leaf-{i:05d}"
