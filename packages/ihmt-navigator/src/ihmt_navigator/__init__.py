@@ -12,8 +12,9 @@ a ``replaces`` hint describes.
 
 Entry points:
 
-- :class:`Navigator` — ``Navigator(store).search(query, clue=…, as_of=…)`` and
-  ``ask(query, clue_provider)`` (the clue loop).
+- :class:`Navigator` — ``Navigator(store).search(query, SearchOptions(as_of=…), clue=…)``
+  and ``ask(query, clue_provider, options, clue=…)`` (the one clue loop).
+  :class:`SearchOptions` is the frozen record of a search's filters and preferences.
 - :class:`Consolidator` — ``Consolidator(store, summarizer).consolidate(force=…)``.
 - :class:`VectorIndex` and :func:`load_embedder` — the optional semantic layer
   (``[semantic]`` extra): ``Navigator(store, vectors=VectorIndex(store, embedder))``
@@ -30,7 +31,6 @@ from ihmt_navigator._records import (
     CorrectionMatch,
     Detail,
     Hit,
-    Passage,
     Scope,
     SearchOptions,
     SearchResult,
@@ -40,7 +40,6 @@ from ihmt_navigator._search import ClueProvider, Navigator
 from ihmt_navigator._semantic import (
     Embedder,
     SemanticMode,
-    Similarities,
     VectorIndex,
     load_embedder,
 )
@@ -71,7 +70,6 @@ __all__ = [
     "Scope",
     "CorrectionMatch",
     "Hit",
-    "Passage",
     "ClueProvider",
     "best_passage",
     # code search (a code store: one leaf per symbol)
@@ -80,7 +78,6 @@ __all__ = [
     # the optional semantic layer
     "Embedder",
     "SemanticMode",
-    "Similarities",
     "VectorIndex",
     "load_embedder",
     # consolidation
