@@ -20,7 +20,6 @@ from ihmt_cli._base import (
 )
 
 if TYPE_CHECKING:
-    from ihmt_mcp import Memory
     from ihmt_navigator import SearchResult
 
 __all__ = [
@@ -101,28 +100,6 @@ def _read_clue(state: State, is_terminal: bool) -> str | None:
     return clue or None
 
 
-def ask_loop(
-    memory: Memory,
-    query: str,
-    first_clue: str | None,
-    provider: Callable[[SearchResult], str | None],
-    *,
-    echo: Callable[[str], None],
-) -> tuple[SearchResult, tuple[str, ...]]:
-    """Search; while AMBIGUOUS, show the candidates and ask ``provider`` for a clue."""
-    clues: list[str] = [first_clue.strip()] if first_clue and first_clue.strip() else []
-    result = memory.search(query, clue=" ".join(clues) or None)
-    rounds = memory.store.config.max_clue_rounds
-    while result.status == "ambiguous" and len(clues) < rounds + (1 if first_clue else 0):
-        echo(result.compact.rstrip())
-        clue = provider(result)
-        if not clue:
-            break
-        clues.append(clue)
-        result = memory.search(query, clue=" ".join(clues))
-    return result, tuple(clues)
-
-
 @command("ask")
 @click.argument("query")
 @click.option("--clue", help="A first clue.")
@@ -133,15 +110,15 @@ def ask_command(state: State, query: str, clue: str | None) -> None:
 
     non_empty_query(query)
     is_terminal = sys.stdin.isatty()
+
+    def next_clue(result: SearchResult) -> str | None:
+        # The candidates, then the question (on stderr with --json: stdout is one object).
+        click.echo(terminal_safe(result.compact.rstrip()), err=state.is_json)
+        return _read_clue(state, is_terminal)
+
     with open_memory(state) as memory:
-        result, clues = ask_loop(
-            memory,
-            query,
-            clue,
-            lambda _result: _read_clue(state, is_terminal),
-            echo=lambda text: click.echo(terminal_safe(text), err=state.is_json),
-        )
-    state.emit(search_json(result, clues=clues), search_text(result, full=False))
+        result = memory.ask(query, next_clue, clue=clue)
+    state.emit(search_json(result), search_text(result, full=False))
 
 
 # ---------------------------------------------------------------------- inspection

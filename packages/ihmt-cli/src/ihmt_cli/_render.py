@@ -57,8 +57,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     }
 
 
-def search_json(result: SearchResult, *, clues: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The ``search`` (and ``ask``) object."""
+def search_json(result: SearchResult) -> dict[str, Any]:
+    """The ``search`` (and ``ask``) object; ``clues`` only when a clue loop used some."""
     data: dict[str, Any] = {
         "query": result.query,
         "clue": result.clue,
@@ -72,8 +72,8 @@ def search_json(result: SearchResult, *, clues: tuple[str, ...] = ()) -> dict[st
         "leaf_reads": result.leaf_reads,
         "bytes_read": result.bytes_read,
     }
-    if clues:
-        data["clues"] = list(clues)
+    if result.clues:
+        data["clues"] = list(result.clues)
     return data
 
 
