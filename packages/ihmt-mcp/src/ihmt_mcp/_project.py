@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard, cast
 
 from ihmt_chunkers import BinaryContentError, chunk, decode
 from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
@@ -49,6 +49,8 @@ MANIFEST_VERSION = 2
 """2: files holding secrets are left out; an older manifest is re-derived, so what an
 earlier version indexed from such files is dropped on the next sync."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+Skipped = Literal["", "too large", "binary", "holds a secret"]
+"""Why a file of the project is not in its index ('' when it is)."""
 MapDetail = Literal["files", "symbols"]
 """What a project map lists: files with token sizes, or each file's symbols too."""
 _MAP_DETAILS: tuple[MapDetail, ...] = ("files", "symbols")
@@ -64,7 +66,8 @@ class _FileRecord:
     leaves: list[str] = field(default_factory=list)
     symbols: list[list[Any]] = field(default_factory=list)
     """``[qualified name, kind, first line, last line, leaf id]`` per block."""
-    skipped: str = ""
+    skipped: Skipped = ""
+    """Why the file is left out of the index ('' when it is in)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +89,8 @@ class _FileRecord:
             tokens=int(data.get("tokens", 0)),
             leaves=list(data.get("leaves", [])),
             symbols=list(data.get("symbols", [])),
-            skipped=str(data.get("skipped", "")),
+            # As this module wrote it (a reason it does not know still leaves it out).
+            skipped=cast(Skipped, str(data.get("skipped", ""))),
         )
 
 

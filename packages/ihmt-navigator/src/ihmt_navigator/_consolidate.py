@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from ihmt_navigator._summarize import ChildText, Frequencies, Summarizer, keywords_of
-from ihmt_store import Branch, ChildRef, Entry, Progress, Store, now_timestamp
+from ihmt_store import Branch, ChildRef, Entry, Progress, Store, now_timestamp, one_line
 
 logger = logging.getLogger(__name__)
 
@@ -296,13 +296,12 @@ class Consolidator:
                     leaf_count=count,
                 )
             )
-            flat = " ".join(text.split())
             refs.append(
                 ChildRef(
                     id=entry.id,
                     kind=entry.kind,
                     title=entry.title,
-                    excerpt=flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…",
+                    excerpt=one_line(text, EXCERPT_CHARS),
                     keywords=keywords,
                     time_start=start,
                     time_end=end,

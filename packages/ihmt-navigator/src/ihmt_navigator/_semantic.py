@@ -190,8 +190,9 @@ def _blas_limiter() -> Any:
 def _one_blas_thread() -> Any:
     """BLAS on one thread for the duration (``threadpoolctl``): these products are small
     and memory-bound, and a multi-threaded BLAS on a busy machine (two cores, an agent,
-    tests) spins its threads against the other processes: a 1 ms embedding took 85-220 ms
-    that way. The encoder itself is limited the same way (``USE(threads=1)``)."""
+    tests) spins its threads against the other processes, so a tiny product waits on
+    them (figures in the CHANGELOG). The encoder itself is limited the same way
+    (``USE(threads=1)``)."""
     global _BLAS_LIMIT
     if _BLAS_LIMIT is None:
         _BLAS_LIMIT = _blas_limiter() or False

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
+from ihmt_navigator._records import HitKind
 from ihmt_navigator.errors import SummarizerError
-from ihmt_store import STOP_WORDS, fold, terms
+from ihmt_store import STOP_WORDS, fold, one_line, terms
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class ChildText:
     """What a summarizer reads of one child."""
 
     id: str
-    kind: str
+    kind: HitKind
     """``leaf`` or ``branch``."""
     title: str
     text: str
@@ -311,7 +312,7 @@ class HeuristicSummarizer:
         scored: list[tuple[float, int, int, str]] = []
         for index, child in enumerate(children):
             for position, sentence in enumerate(_SENTENCE.split(child.text)):
-                flat = " ".join(sentence.split())
+                flat = one_line(sentence)
                 if len(flat) < 12:
                     continue
                 unique = set(terms(flat))
@@ -326,7 +327,7 @@ class HeuristicSummarizer:
             del value
             if index in used_children:
                 continue
-            piece = flat if len(flat) <= 200 else flat[:199] + "…"
+            piece = one_line(flat, 200)
             if length + len(piece) > SUMMARY_CHARS and chosen:
                 break
             chosen.append((index, position, piece))
