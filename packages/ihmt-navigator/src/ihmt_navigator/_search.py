@@ -300,7 +300,8 @@ class Navigator:
             search: what each round runs, given the clues so far joined (None before
                 any): by default this navigator's :meth:`search` of ``query`` with
                 ``options`` (a composition passes its own, which may do more around it).
-            options, loose: as for :meth:`search`.
+            options, loose: as for :meth:`search`; with ``search``, that search's own
+                options are the ones that count.
 
         Returns:
             The last round's result, with ``clues`` (every clue used, in order) and
