@@ -319,6 +319,11 @@ class Memory:
             )
         return self._summarizer
 
+    def _consolidator(self) -> Consolidator:
+        """A consolidator with this memory's summarizer, weighing a leaf's keywords
+        against the same frequencies (the store's)."""
+        return Consolidator(self.store, self.summarizer, frequencies=self.store)
+
     def _project(self, project: str | None) -> str:
         return (self.project if project is None else project).strip()
 
@@ -415,7 +420,7 @@ class Memory:
         return tuple(dict.fromkeys(notices))
 
     def _consolidate_domains(self, domains: set[str]) -> ConsolidationReport:
-        return Consolidator(self.store, self.summarizer).consolidate(domains=sorted(domains))
+        return self._consolidator().consolidate(domains=sorted(domains))
 
     def _store_group(
         self, leaves: Sequence[Leaf], *, consolidate: bool
@@ -635,7 +640,7 @@ class Memory:
             store.forget(memory_id)
         refreshed: tuple[str, ...] = ()
         if parent is not None:
-            refreshed = Consolidator(store, self.summarizer).refresh([parent])
+            refreshed = self._consolidator().refresh([parent])
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
         return ForgetResult(
             id=memory_id,
@@ -853,7 +858,7 @@ class Memory:
 
         ``progress(done, total, branch_id)`` follows the items grouped.
         """
-        return Consolidator(self.store, self.summarizer).consolidate(force=force, progress=progress)
+        return self._consolidator().consolidate(force=force, progress=progress)
 
     # ================================================================= project indexes
     def project_index(self, path: str | os.PathLike[str]) -> ProjectIndex:
@@ -869,8 +874,8 @@ class Memory:
                 else self.store.path.parent / "ihmt_projects"
             )
             # Code search stays by words: the sentence encoder re-ranking find_code's
-            # candidates put the right symbol first less often (tools/bench/find_code.py:
-            # 0.45 against 0.55 by words), so ProjectIndex's embedder is not passed.
+            # candidates puts the right symbol first less often (tools/bench/find_code.py;
+            # figures in the CHANGELOG), so ProjectIndex's embedder is not passed.
             index = ProjectIndex(root, base)
             self._indexes[root] = index
         return index
