@@ -7,13 +7,16 @@ CLI show it as it is).
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
+from typing import cast
 
 from ihmt_chunkers import DocType
+from ihmt_mcp._types import ContentType, DataType
 from ihmt_store import normalize_timestamp, one_line, safe_domain
 
 __all__ = [
     "DOC_TYPE_NAMES",
     "FUTURE_SLACK",
+    "data_type_of",
     "parse_content_type",
     "parse_date",
     "parse_domain",
@@ -25,12 +28,18 @@ CONTENT_TYPES = {t.value: t for t in DocType}
 DOC_TYPE_NAMES = frozenset(t.value.upper() for t in DocType)
 """The stored ``data_type`` names (``GENERIC``, ``CODE``…)."""
 
+
+def data_type_of(doc_type: DocType) -> DataType:
+    """The name a memory of ``doc_type`` is filed under (``GENERIC``, ``CODE``…)."""
+    return cast(DataType, doc_type.value.upper())
+
+
 FUTURE_SLACK = timedelta(days=1)
 """A memory may be dated up to a day ahead (time zones); a later date is refused: a
 memory dated 9999-12-31 would outdate every real one after it forever."""
 
 
-def parse_content_type(value: str | None) -> DocType | None:
+def parse_content_type(value: ContentType | str | None) -> DocType | None:
     """The document type ``value`` names; None for ``auto`` (detect it)."""
     if value is None:
         return None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from ihmt_chunkers import BinaryContentError
-from ihmt_mcp._arguments import parse_content_type, parse_date, parse_domain
+from ihmt_mcp._arguments import data_type_of, parse_content_type, parse_date, parse_domain
 from ihmt_mcp._importer import import_batches, portable_sources
 from ihmt_mcp._ingest import MAX_FILE_BYTES, IngestOptions, Progress, ingest_files
 from ihmt_mcp._leaves import chunked_leaves
@@ -30,6 +30,7 @@ from ihmt_mcp._records import (
 from ihmt_mcp._replaces import settle_replace
 from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
+from ihmt_mcp._types import ContentType
 from ihmt_mcp.errors import (
     ContentTooLargeError,
     EmptyContentError,
@@ -332,7 +333,7 @@ class Memory:
         self,
         content: str,
         domain: str = "general",
-        content_type: str = "auto",
+        content_type: ContentType = "auto",
         replaces: str = "",
         project: str | None = None,
         date: str | date | datetime | None = None,
@@ -400,7 +401,7 @@ class Memory:
         return SaveResult(
             ids=ids,
             filed_as=FiledAs(
-                doc_type=detection.doc_type.value.upper(),
+                doc_type=data_type_of(detection.doc_type),
                 domain=detection.domain,
                 tags=tuple(dict.fromkeys((*detection.tags, *tags))),
             ),
@@ -661,7 +662,7 @@ class Memory:
         *,
         text: str | None = None,
         domain: str | None = None,
-        content_type: str | None = None,
+        content_type: ContentType | None = None,
         tags: Sequence[str] = (),
         project: str | None = None,
         consolidate: bool = True,

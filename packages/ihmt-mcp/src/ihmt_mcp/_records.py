@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ihmt_mcp._types import DataType, ItemKind, ReplaceStatus
+
 __all__ = [
     "CorrectionRecord",
     "FiledAs",
@@ -22,7 +24,7 @@ __all__ = [
 class FiledAs:
     """How a save was classified."""
 
-    doc_type: str
+    doc_type: DataType
     """``GENERIC``, ``PERSONAL``, ``TEMPORAL``, ``PROCESS``, ``NARRATIVE`` or ``CODE``."""
     domain: str
     tags: tuple[str, ...] = ()
@@ -36,7 +38,7 @@ class FiledAs:
 class ReplaceOutcome:
     """What ``save(..., replaces="…")`` did with the earlier memory those words describe."""
 
-    status: str
+    status: ReplaceStatus
     """``replaced`` (one clear match, now OUTDATED), ``ambiguous`` (several candidates: nothing
     changed; settle with ``mark_outdated``), ``not_found``, or ``none`` (no ``replaces``)."""
     replaced: tuple[str, ...] = ()
@@ -296,7 +298,7 @@ class TreeItem:
     level: int
     """0 for what the trunk references directly."""
     id: str
-    kind: str
+    kind: ItemKind
     domain: str
     title: str
     leaf_count: int

@@ -8,7 +8,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 import anyio.to_thread
@@ -23,6 +23,7 @@ from ihmt_mcp.errors import USER_ERRORS, plain_message
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
     from ihmt_mcp._session import FileReads, Scratch
+    from ihmt_mcp._types import ContentType
 
 logger = logging.getLogger(__name__)
 
@@ -252,7 +253,8 @@ def build_server(settings: Settings | None = None) -> MCPServer:
             lambda: service.memory.save(
                 content,
                 domain=domain,
-                content_type=content_type,
+                # Any text the client sent: save refuses an unknown one with a sentence.
+                content_type=cast("ContentType", content_type),
                 replaces=replaces,
                 project=project,
             ).render(),
