@@ -21,6 +21,17 @@ Every name below is a reviewed contract: ``tests/test_exports.py`` holds the lis
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ihmt_mcp._records import (
+    CorrectionRecord,
+    FiledAs,
+    ForgetResult,
+    IngestReport,
+    MemoryStats,
+    ReplaceOutcome,
+    RestoreResult,
+    SaveResult,
+    TreeItem,
+)
 from ihmt_mcp._settings import Settings
 from ihmt_mcp.errors import (
     USER_ERRORS,
@@ -39,38 +50,16 @@ if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
     from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
     from ihmt_mcp._project import ProjectIndex
-    from ihmt_mcp._records import (
-        CorrectionRecord,
-        FiledAs,
-        ForgetResult,
-        IngestReport,
-        MemoryStats,
-        ReplaceOutcome,
-        RestoreResult,
-        SaveResult,
-        TreeItem,
-    )
     from ihmt_mcp._server import build_server, main
 
+# The composition, the code indexes and the server import the other packages (and the
+# MCP SDK): they load on first use, so that ``from ihmt_mcp import Settings`` (a hook that
+# must answer in milliseconds) stays cheap.
 _LAZY: dict[str, str] = {
     "MAX_FILE_BYTES": "ihmt_mcp._ingest",
     "Memory": "ihmt_mcp._memory",
     "ProjectIndex": "ihmt_mcp._project",
     **dict.fromkeys(("PortableMemory", "write_jsonl", "write_markdown"), "ihmt_mcp._portable"),
-    **dict.fromkeys(
-        (
-            "CorrectionRecord",
-            "FiledAs",
-            "ForgetResult",
-            "IngestReport",
-            "MemoryStats",
-            "ReplaceOutcome",
-            "RestoreResult",
-            "SaveResult",
-            "TreeItem",
-        ),
-        "ihmt_mcp._records",
-    ),
     **dict.fromkeys(("build_server", "main"), "ihmt_mcp._server"),
 }
 

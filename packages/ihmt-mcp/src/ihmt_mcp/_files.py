@@ -157,18 +157,8 @@ def read_regular(path: Path) -> bytes:
     Raises:
         OSError: missing, unreadable, or not a regular file.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"{special_kind(mode)}, not a regular file", str(path))
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    with open_regular(path) as handle:
+        return handle.read()
 
 
 def open_regular(path: Path) -> BinaryIO:

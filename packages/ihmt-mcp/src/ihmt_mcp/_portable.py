@@ -185,6 +185,34 @@ def _link(value: Any) -> tuple[str, str, str]:
     return "", "", ""
 
 
+def _exported(
+    meta: Mapping[str, Any],
+    text: str,
+    *,
+    timestamp: str,
+    data_type: Any,
+    project: str | None,
+    source: str,
+) -> PortableMemory:
+    """One memory of an export (a JSONL line, a Markdown note) from its metadata; the
+    keyword arguments are what the two formats read differently."""
+    target, on, why = _link(meta.get("outdated_by"))
+    return PortableMemory(
+        text=text,
+        id=_text(meta.get("id")),
+        timestamp=timestamp,
+        domain=_text(meta.get("domain")),
+        data_type=_text(data_type).upper(),
+        project=project,
+        tags=_tags(meta.get("tags")),
+        source=_text(meta.get("source")) or source,
+        title=_text(meta.get("title")),
+        outdated_by=target,
+        corrected_on=_timestamp(meta.get("corrected_on")) or on,
+        reason=_text(meta.get("reason")) or why,
+    )
+
+
 # ---------------------------------------------------------------------- front matter
 def read_front_matter(text: str) -> tuple[dict[str, Any], str, str]:
     """Split a Markdown note into its YAML front matter and its body.
@@ -264,22 +292,15 @@ def read_jsonl(path: Path, name: str) -> ImportBatch:
                 first_bad = first_bad or number
                 continue
             assert isinstance(data, dict)
-            target, on, why = _link(data.get("outdated_by"))
             project = data.get("project")
             batch.memories.append(
-                PortableMemory(
-                    text=text,
-                    id=_text(data.get("id")),
+                _exported(
+                    data,
+                    text,
                     timestamp=_timestamp(_first(data, DATE_KEYS)),
-                    domain=_text(data.get("domain")),
-                    data_type=_text(data.get("type") or data.get("data_type")).upper(),
+                    data_type=data.get("type") or data.get("data_type"),
                     project=_text(project) if isinstance(project, str) else None,
-                    tags=_tags(data.get("tags")),
-                    source=_text(data.get("source")) or f"{name}:{number}",
-                    title=_text(data.get("title")),
-                    outdated_by=target,
-                    corrected_on=_timestamp(data.get("corrected_on")) or on,
-                    reason=_text(data.get("reason")) or why,
+                    source=f"{name}:{number}",
                 )
             )
     if bad:
@@ -366,22 +387,15 @@ def read_markdown_export(folder: Path) -> ImportBatch:
         if not body.strip():
             batch.skipped.append((name, "empty"))
             continue
-        target, on, why = _link(meta.get("outdated_by"))
         project = meta.get("project")
         batch.memories.append(
-            PortableMemory(
-                text=body,
-                id=_text(meta.get("id")),
+            _exported(
+                meta,
+                body,
                 timestamp=_timestamp(_first(meta, ("date", "created", "timestamp"))),
-                domain=_text(meta.get("domain")),
-                data_type=_text(meta.get("type")).upper(),
+                data_type=meta.get("type"),
                 project=_text(project) if project is not None else None,
-                tags=_tags(meta.get("tags")),
-                source=_text(meta.get("source")) or name,
-                title=_text(meta.get("title")),
-                outdated_by=target,
-                corrected_on=_timestamp(meta.get("corrected_on")) or on,
-                reason=_text(meta.get("reason")) or why,
+                source=name,
             )
         )
     return batch
