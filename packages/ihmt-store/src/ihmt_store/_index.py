@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import operator
 import re
 import sqlite3
 from collections import Counter
@@ -139,14 +140,15 @@ class Entry:
 _FIELDS = tuple(field.name for field in dataclasses.fields(Entry))
 """The columns of the ``items`` table that an :class:`Entry` holds, in the table's order."""
 _COLUMNS = ", ".join(_FIELDS)
+_GET_FIELDS = operator.attrgetter(*_FIELDS)
+_TAGS = _FIELDS.index("tags")
 
 
-def _values(entry: Entry) -> tuple[Any, ...]:
+def _values(entry: Entry) -> list[Any]:
     """The values of ``entry`` for the ``items`` table, in its order (tags as JSON)."""
-    return tuple(
-        json.dumps(list(entry.tags), ensure_ascii=False) if name == "tags" else getattr(entry, name)
-        for name in _FIELDS
-    )
+    values = list(_GET_FIELDS(entry))
+    values[_TAGS] = json.dumps(list(entry.tags), ensure_ascii=False)
+    return values
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
