@@ -97,9 +97,9 @@ def _rule(title: str) -> str:
     return f"── {title} " + "─" * max(3, 88 - len(title))
 
 
-def run_demo(folder: Path | None) -> float:
-    """Build the demo memory in ``folder`` (default: a new temporary folder); return seconds."""
-    from ihmt_cli._app import cli
+def run_demo(folder: Path | None, cli: click.Command) -> float:
+    """Build the demo memory in ``folder`` (default: a new temporary folder) with the
+    commands of ``cli`` (the ``ihmt`` group); return seconds."""
     from ihmt_cli._base import store_under
     from ihmt_store import Store
 

@@ -81,4 +81,4 @@ def demo_command(folder: Path | None) -> None:
     """Walk through ingest, search, a clue loop, OUTDATED, NOT FOUND, the tree and stats."""
     from ihmt_cli._demo import run_demo
 
-    run_demo(folder)
+    run_demo(folder, click.get_current_context().find_root().command)
