@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ihmt_navigator import Consolidator, HeuristicSummarizer, Navigator
+from ihmt_navigator import Consolidator, HeuristicSummarizer, Navigator, summarizer_for
 from ihmt_navigator._consolidate import branch_id
 from ihmt_store import Branch, ChildRef, Store, StoreConfig
 from ihmt_store.testing import make_leaf
@@ -277,3 +277,42 @@ def test_forced_runs_in_any_rhythm_never_wrap_one_child_and_stay_logarithmic(
         assert len(store.unparented()) <= stats.depth + 1
         assert not cons.consolidate(force=True).changed
         store.close()
+
+
+def test_the_summarizer_and_the_consolidator_weigh_against_the_source_given(
+    make_store: Callable[..., Store], fill: Fill
+) -> None:
+    notes = [*_notes(12), ("infra", "2025-02-01", "Kafka keeps the ledger stream seven days")]
+
+    class Counted:
+        """The store's frequencies, counting who asks."""
+
+        def __init__(self, store: Store) -> None:
+            self.store = store
+            self.asked = 0
+
+        def document_frequencies(self, query_terms: Sequence[str]) -> Mapping[str, int]:
+            self.asked += 1
+            return self.store.document_frequencies(query_terms)
+
+        def count(self) -> int:
+            return self.store.count()
+
+    trees = []
+    for name, counted in (("given", True), ("store", False)):
+        store = make_store(name=name)
+        fill(store, notes)
+        source = Counted(store) if counted else store
+        summarizer = summarizer_for("heuristic", frequencies=source)
+        Consolidator(store, summarizer, frequencies=source).consolidate(force=True)
+        if isinstance(source, Counted):
+            assert source.asked > 0
+        trees.append(
+            sorted((b.title, b.keywords) for b in map(store.read_branch, _branch_ids(store)))
+        )
+    # The store is a frequency source itself: the same tree either way.
+    assert trees[0] == trees[1]
+
+
+def _branch_ids(store: Store) -> list[str]:
+    return [entry.id for entry in store.iter_entries("branch")]
