@@ -73,7 +73,7 @@ _LOCKS: dict[str, StoreLock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
-def shared_lock(path: Path, timeout: float) -> StoreLock:
+def _shared_lock(path: Path, timeout: float) -> StoreLock:
     """One lock object per store per process, so two ``Store`` objects never deadlock."""
     key = str(path.resolve())
     with _LOCKS_GUARD:
@@ -118,6 +118,8 @@ def index_error(exc: sqlite3.Error, path: Path, *, reading: bool = False) -> Sto
 
 
 def disk_is_full(exc: BaseException, path: Path) -> bool:
+    """Whether ``exc`` says the disk is full, or the disk holding ``path`` nearly is (SQLite
+    reports a full disk as a plain I/O error at times)."""
     if is_disk_full(exc):
         return True
     try:
@@ -156,7 +158,7 @@ class IndexLifecycle:
 
     def __init__(self, path: Path, *, lock_timeout: float) -> None:
         self.path = path
-        self._lock = shared_lock(path / LOCK_FILE, lock_timeout)
+        self._lock = _shared_lock(path / LOCK_FILE, lock_timeout)
         self._lock_timeout = lock_timeout
         self._index: Index | None = None
         self._index_ino = -1
