@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ihmt_mcp._types import ScratchKind
 from ihmt_mcp.errors import FileRefusedError, PathRefusedError
 from ihmt_store import estimate_tokens, terms
 
@@ -40,7 +41,7 @@ _LAST_KEPT = 4
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Item:
     number: int
-    kind: str
+    kind: ScratchKind
     """``note`` or ``output``."""
     label: str
     text: str
@@ -56,7 +57,7 @@ class Scratch:
     def __len__(self) -> int:
         return len(self._items)
 
-    def add(self, text: str, *, kind: str = "note", label: str = "") -> int:
+    def add(self, text: str, *, kind: ScratchKind = "note", label: str = "") -> int:
         """Keep ``text``; return its number."""
         number = len(self._items) + 1
         self._items.append(_Item(number=number, kind=kind, label=label, text=text, at=time.time()))

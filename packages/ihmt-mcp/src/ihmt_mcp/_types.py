@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ContentType", "DataType", "ItemKind", "ReplaceStatus"]
+__all__ = ["ContentType", "DataType", "ItemKind", "ReplaceStatus", "ScratchKind"]
 
 ContentType = Literal["auto", "generic", "personal", "temporal", "process", "narrative", "code"]
 """How a text is split into memories (``auto`` reads its content). ``save`` and ``ingest``
@@ -24,3 +24,6 @@ was not asked."""
 
 ItemKind = Literal["leaf", "branch"]
 """A line of the tree: a memory, or a summary of the layer below."""
+
+ScratchKind = Literal["note", "output"]
+"""What a session keeps for ``recall``: a ``note``, or a long output given to ``digest_output``."""
