@@ -1,0 +1,1251 @@
+"""``ihmt sync``: one memory on every machine, with git as the replication engine.
+
+The store folder is a git repository whose remote (``origin``) every machine pushes to.
+Only what a user wrote is tracked (``Store.REPLICATED``); what each machine derives is
+ignored (``Store.UNREPLICATED``) and rebuilt after a pull, at the cost of the pulled
+changes. ``docs/sync.md`` describes the design; this module drives the ``git`` command.
+
+A sync, step by step (:meth:`Sync.sync`):
+
+1. finish what a killed sync left: a merge in progress is aborted (and redone below), an
+   index lock no live git holds is removed, pulled files not yet refreshed are refreshed;
+2. ``git fetch`` (no store lock: the network may be slow);
+3. under the store lock: one commit of what changed, ``git merge --no-edit`` (never a
+   rebase: the history is shared), the refresh of the derived state, and the record of
+   the refreshed commit in ``state/sync.json``;
+4. ``git push`` (no store lock); a rejected push goes back to 2, at most three times.
+
+Every failure is a :class:`SyncError` with one plain line, and nothing is lost: a commit
+that cannot be pushed stays local for the next sync, a merge that stops is aborted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ihmt_mcp.errors import MemoryServiceError
+from ihmt_store import Store, now_timestamp
+
+if TYPE_CHECKING:
+    from ihmt_mcp._memory import Memory
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "BackgroundSync",
+    "PurgeReport",
+    "PulledChanges",
+    "Sync",
+    "SyncError",
+    "SyncFailure",
+    "SyncInit",
+    "SyncReport",
+    "SyncStatus",
+    "parse_period",
+]
+
+REMOTE = "origin"
+"""The one remote a synced store pushes to and pulls from."""
+DEFAULT_BRANCH = "main"
+STATE_NAME = "sync.json"
+"""The sync bookkeeping under ``state/`` (machine-local, never replicated)."""
+PURGED_FILE = ".ihmt-purged"
+"""Tracked at the repository's top: the ids whose history was rewritten, one a line, so
+every clone follows the rewrite on its next sync."""
+MAX_PUSH_RETRIES = 3
+NETWORK_TIMEOUT_S = 300.0
+LOCAL_TIMEOUT_S = 600.0
+STALE_LOCK_S = 600.0
+"""Where no process table can be read: an index lock older than this is stale."""
+
+SETUP_FILES = (".gitignore", ".gitattributes", PURGED_FILE)
+"""Tracked beside the memory's files: what ``--init`` writes, and the purge record."""
+GITATTRIBUTES = (
+    "# Written by 'ihmt sync': memories are stored byte for byte, never converted.\n* -text\n"
+)
+
+SyncFailure = Literal[
+    "no_git",
+    "not_initialised",
+    "unreachable",
+    "rejected",
+    "unrelated",
+    "dirty_index",
+    "detached",
+    "conflict",
+    "not_forgotten",
+    "timeout",
+    "git_failed",
+]
+"""Why a sync stopped: the ``reason`` of a :class:`SyncError`."""
+
+
+class SyncError(MemoryServiceError, RuntimeError):
+    """A sync step git could not do; the message is one line, and nothing was lost.
+
+    Attributes:
+        reason: which failure (a :data:`SyncFailure`).
+        paths: the paths it concerns (a conflict, a dirty index), when any.
+    """
+
+    def __init__(self, reason: SyncFailure, message: str, paths: Sequence[str] = ()) -> None:
+        self.reason: SyncFailure = reason
+        self.paths = tuple(paths)
+        super().__init__(message)
+
+
+# ---------------------------------------------------------------------- records
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PulledChanges:
+    """What a pull brought into this store (memory ids)."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    """Memories whose annotations changed (corrected, restored…)."""
+    removed: tuple[str, ...] = ()
+    """Memories forgotten elsewhere."""
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "removed": list(self.removed),
+        }
+
+    def merged(self, other: PulledChanges) -> PulledChanges:
+        def union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys((*a, *b)))
+
+        return PulledChanges(
+            added=union(self.added, other.added),
+            changed=union(self.changed, other.changed),
+            removed=union(self.removed, other.removed),
+        )
+
+    def describe(self) -> str:
+        parts = [
+            f"{n} {word}"
+            for n, word in (
+                (len(self.added), "new"),
+                (len(self.changed), "changed"),
+                (len(self.removed), "forgotten"),
+            )
+            if n
+        ]
+        return ", ".join(parts) if parts else "nothing new"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncStatus:
+    """Where a synced store stands against its remote (``ihmt sync --status``)."""
+
+    remote: str
+    branch: str
+    reachable: bool
+    """False when the fetch failed: ahead and behind are as of the last fetch."""
+    ahead: int
+    """Local commits the remote does not have."""
+    behind: int
+    """Remote commits this store has not merged."""
+    uncommitted: int
+    """Memory files changed since the last sync (not committed yet)."""
+    last_sync: str | None
+    """When a sync last completed here (UTC), or None."""
+    error: str = ""
+    """Why the remote could not be reached, when it could not."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "initialised": True,
+            "remote": self.remote,
+            "branch": self.branch,
+            "reachable": self.reachable,
+            "ahead": self.ahead,
+            "behind": self.behind,
+            "uncommitted": self.uncommitted,
+            "last_sync": self.last_sync,
+            "error": self.error,
+        }
+
+    def render(self) -> str:
+        where = f"{self.remote} ({self.branch})"
+        lines = [f"synced with {where}"]
+        if self.reachable:
+            lines.append(f"{self.behind} commit(s) to pull, {self.ahead} to push")
+        else:
+            lines.append(
+                f"the remote cannot be reached ({self.error}); as of the last fetch: "
+                f"{self.behind} commit(s) to pull, {self.ahead} to push"
+            )
+        lines.append(f"{self.uncommitted} memory file(s) changed since the last sync")
+        lines.append(f"last sync: {self.last_sync or 'never'}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncReport:
+    """What one :meth:`Sync.sync` did."""
+
+    commit: str = ""
+    """The commit of this machine's changes ('' when nothing had changed)."""
+    message: str = ""
+    """Its message, e.g. ``ihmt sync on laptop: 3 saved, 1 corrected, 1 forgotten``."""
+    saved: int = 0
+    corrected: int = 0
+    forgotten: int = 0
+    pulled: PulledChanges = field(default_factory=PulledChanges)
+    pushed: bool = False
+    """True when the remote now holds this store's history."""
+    retries: int = 0
+    """Pushes rejected (someone pushed meanwhile) and retried after a new pull."""
+    head: str = ""
+    followed_purges: tuple[str, ...] = ()
+    """Ids whose history another machine purged, and this clone rewrote too."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "message": self.message,
+            "saved": self.saved,
+            "corrected": self.corrected,
+            "forgotten": self.forgotten,
+            "pulled": self.pulled.to_json(),
+            "pushed": self.pushed,
+            "retries": self.retries,
+            "head": self.head,
+            "followed_purges": list(self.followed_purges),
+        }
+
+    def render(self) -> str:
+        sent = self.message.split(": ", 1)[1] if ": " in self.message else "nothing to send"
+        out = f"Synced: sent {sent}; received {self.pulled.describe()}"
+        if self.followed_purges:
+            out += f"; followed the purge of {', '.join(self.followed_purges)}"
+        return out + ("." if self.pushed else "; not pushed.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncInit:
+    """What :meth:`Sync.init` set up."""
+
+    remote: str
+    branch: str
+    repository: Literal["created", "adopted"]
+    """Whether the store folder became a git repository now, or already was one."""
+    remote_had_store: bool
+    """True when the remote already held a memory, now merged into this one."""
+    pulled: PulledChanges = field(default_factory=PulledChanges)
+    pushed: bool = False
+    head: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "branch": self.branch,
+            "repository": self.repository,
+            "remote_had_store": self.remote_had_store,
+            "pulled": self.pulled.to_json(),
+            "pushed": self.pushed,
+            "head": self.head,
+        }
+
+    def render(self) -> str:
+        joined = (
+            f"merged the memory already there ({self.pulled.describe()})"
+            if self.remote_had_store
+            else "the remote was empty: this memory is its first"
+        )
+        return (
+            f"Synced this memory with {self.remote} ({self.branch}): {joined}. "
+            "Run 'ihmt sync' to sync again (on every machine)."
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PurgeReport:
+    """What :meth:`Sync.purge` rewrote."""
+
+    id: str
+    paths: tuple[str, ...]
+    """The paths removed from every commit (pathspecs)."""
+    rewritten: bool
+    """False when no commit held the memory (nothing to rewrite)."""
+    pushed: bool
+    others: str
+    """What every other clone must do."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "paths": list(self.paths),
+            "rewritten": self.rewritten,
+            "pushed": self.pushed,
+            "others": self.others,
+        }
+
+    def render(self) -> str:
+        if not self.rewritten:
+            return f"No commit holds {self.id}: there was nothing to purge from the history."
+        return (
+            f"Purged {self.id} from this clone's history and from the remote's branch "
+            f"(force-pushed). {self.others}"
+        )
+
+
+# ---------------------------------------------------------------------- git
+def _git_missing() -> SyncError:
+    return SyncError(
+        "no_git",
+        "git is not installed (or not on PATH); install git to sync this memory "
+        "(https://git-scm.com/downloads)",
+    )
+
+
+def _first_line(text: str) -> str:
+    """The line of git's stderr worth showing: its ``fatal:``/``error:`` line if any."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line.split(":", 1)[1].strip()
+    return lines[0] if lines else "no message"
+
+
+class _Git:
+    """The ``git`` command run in one folder: argument lists, no prompt, C locale."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        executable = shutil.which("git")
+        if executable is None:
+            raise _git_missing()
+        self.executable = executable
+        env = dict(os.environ)
+        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
+            env.pop(name, None)  # a hook's environment must not redirect us elsewhere
+        env.update(
+            {
+                "GIT_TERMINAL_PROMPT": "0",
+                "LC_ALL": "C",
+                "LANGUAGE": "C",
+                # A store folder that is not yet a repository must never fall through to
+                # a repository above it (a dotfiles repo in the home folder).
+                "GIT_CEILING_DIRECTORIES": str(folder.parent),
+                "GIT_MERGE_AUTOEDIT": "no",
+            }
+        )
+        env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+        self.env = env
+
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = LOCAL_TIMEOUT_S,
+        extra_env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        command = [self.executable, "-C", str(self.folder), *args]
+        try:
+            done = subprocess.run(
+                command,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env={**self.env, **(extra_env or {})},
+                timeout=timeout,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise _git_missing() from None
+        except subprocess.TimeoutExpired:
+            raise SyncError(
+                "timeout",
+                f"'git {args[0]}' did not finish in {timeout:.0f} seconds and was stopped; "
+                "nothing was lost, run 'ihmt sync' again",
+            ) from None
+        logger.debug("git %s -> %d", " ".join(args[:3]), done.returncode)
+        if check and done.returncode != 0:
+            raise SyncError(
+                "git_failed", f"'git {args[0]}' failed: {_first_line(done.stderr + done.stdout)}"
+            )
+        return done
+
+    def out(self, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> str:
+        return self.run(*args, timeout=timeout).stdout.strip()
+
+    def ok(self, *args: str) -> bool:
+        return self.run(*args, check=False).returncode == 0
+
+    def paths(self, *args: str) -> list[str]:
+        """The NUL-separated paths a ``-z`` command prints."""
+        return [p for p in self.run(*args).stdout.split("\0") if p]
+
+    def rev(self, name: str) -> str:
+        """The commit ``name`` points at, or '' when it does not exist."""
+        done = self.run("rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+
+# ---------------------------------------------------------------------- the driver
+class Sync:
+    """Drives git for the store folder of one :class:`~ihmt_mcp.Memory`.
+
+    Args:
+        memory: the memory whose store folder is (or becomes) the repository.
+        host: the name commit messages give this machine (default: the host name).
+    """
+
+    def __init__(self, memory: Memory, *, host: str | None = None) -> None:
+        self.memory = memory
+        self.store: Store = memory.store
+        self.folder = self.store.path
+        self.host = host or socket.gethostname().split(".")[0] or "this machine"
+        self._git: _Git | None = None
+
+    @property
+    def git(self) -> _Git:
+        if self._git is None:
+            self._git = _Git(self.folder)
+        return self._git
+
+    # ------------------------------------------------------------------ questions
+    def is_initialised(self) -> bool:
+        """Whether the store folder is a git repository with a remote to sync with."""
+        if not (self.folder / ".git").exists() or shutil.which("git") is None:
+            return False
+        return bool(self._remote_url())
+
+    def _remote_url(self) -> str:
+        done = self.git.run("config", "--get", f"remote.{REMOTE}.url", check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    def _require(self) -> str:
+        """The current branch, once git, the repository and the remote are there."""
+        git = self.git  # raises when git is missing
+        if not (self.folder / ".git").exists() or not self._remote_url():
+            raise SyncError(
+                "not_initialised",
+                f"the memory at {self.folder} is not synced yet; set it up with "
+                "'ihmt sync --init REMOTE' (a git URL or a path to a bare repository)",
+            )
+        done = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False)
+        if done.returncode != 0:
+            raise SyncError(
+                "detached",
+                f"the repository in {self.folder} is on a detached HEAD (no branch); check "
+                f"out its branch first (git -C {self.folder} switch {DEFAULT_BRANCH})",
+            )
+        return done.stdout.strip()
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _state(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.store.state_file(STATE_NAME).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _save_state(self, **changes: Any) -> None:
+        data = {**self._state(), **changes}
+        path = self.store.state_file(STATE_NAME)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.ihmt-tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+
+    # ------------------------------------------------------------------ status
+    def status(self) -> SyncStatus:
+        """Fetch, then count commits ahead and behind and memory files not committed.
+
+        An unreachable remote is not an error here: the record says so, with the counts
+        as of the last fetch.
+
+        Raises:
+            SyncError: git missing, not initialised, a detached HEAD.
+        """
+        branch = self._require()
+        git = self.git
+        error = ""
+        try:
+            self._fetch()
+        except SyncError as exc:
+            if exc.reason not in ("unreachable", "timeout"):
+                raise
+            error = str(exc)
+        ahead = behind = 0
+        upstream = f"refs/remotes/{REMOTE}/{branch}"
+        if git.rev(upstream):
+            counts = git.out("rev-list", "--left-right", "--count", f"HEAD...{upstream}")
+            ahead, behind = (int(n) for n in counts.split())
+        elif git.rev("HEAD"):
+            ahead = int(git.out("rev-list", "--count", "HEAD"))
+        return SyncStatus(
+            remote=self._remote_url(),
+            branch=branch,
+            reachable=not error,
+            ahead=ahead,
+            behind=behind,
+            uncommitted=len(self._changed_files()),
+            last_sync=self._state().get("last_sync"),
+            error=_short_reason(error),
+        )
+
+    def _changed_files(self) -> list[str]:
+        """Replicated paths that differ from HEAD (untracked ones included)."""
+        done = self.git.run(
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+            *Store.REPLICATED,
+        )
+        entries = [e for e in done.stdout.split("\0") if e]
+        return [e[3:] for e in entries if len(e) > 3]
+
+    # ------------------------------------------------------------------ sync
+    def sync(self) -> SyncReport:
+        """Commit, pull, refresh, push: see the module's docstring.
+
+        Raises:
+            SyncError: one line saying why; what was committed stays for the next sync.
+        """
+        branch = self._require()
+        with self.store.locked():
+            self._recover()
+        followed: list[str] = []
+        commit_info = _Commit()
+        pulled = PulledChanges()
+        retries = 0
+        pushed = False
+        for attempt in range(MAX_PUSH_RETRIES + 1):
+            try:
+                self._fetch()
+            except SyncError as exc:
+                if exc.reason in ("unreachable", "timeout"):
+                    with self.store.locked():
+                        self._commit_into(commit_info)
+                    kept = (
+                        f" this machine's changes are committed ({commit_info.message}) and"
+                        " the next sync sends them"
+                        if commit_info.sha
+                        else ""
+                    )
+                    raise SyncError(exc.reason, f"{exc};{kept}".rstrip(";") + ".") from None
+                raise
+            with self.store.locked():
+                self._commit_into(commit_info)
+                followed += self._follow_purges(branch)
+                pulled = pulled.merged(self._merge_and_apply(branch))
+            if self._push(branch):
+                pushed = True
+                break
+            retries = attempt + 1
+            if retries > MAX_PUSH_RETRIES:
+                raise SyncError(
+                    "rejected",
+                    f"the remote rejected the push {retries} times (other machines keep "
+                    "pushing); everything is committed here and merged so far: run "
+                    "'ihmt sync' again in a moment",
+                )
+            logger.info("push rejected; pulling again (attempt %d)", retries + 1)
+        head = self.git.rev("HEAD")
+        self._save_state(last_sync=now_timestamp(), pushed=head)
+        return SyncReport(
+            commit=commit_info.sha,
+            message=commit_info.message,
+            saved=commit_info.counts.get("saved", 0),
+            corrected=commit_info.counts.get("corrected", 0),
+            forgotten=commit_info.counts.get("forgotten", 0),
+            pulled=pulled,
+            pushed=pushed,
+            retries=retries,
+            head=head,
+            followed_purges=tuple(followed),
+        )
+
+    # step 1
+    def _recover(self) -> None:
+        """Finish what a killed sync (or git) left behind. Called under the store lock."""
+        git_dir = self.folder / ".git"
+        index_lock = git_dir / "index.lock"
+        if index_lock.exists():
+            if _git_holds(self.folder, index_lock):
+                raise SyncError(
+                    "git_failed",
+                    f"another git command is working in {self.folder} (it holds "
+                    ".git/index.lock); run 'ihmt sync' again when it has finished",
+                )
+            logger.warning("removing a stale %s left by a killed git", index_lock)
+            index_lock.unlink(missing_ok=True)
+        if (git_dir / "MERGE_HEAD").exists():
+            logger.warning("aborting a merge a killed sync left; it is redone now")
+            if not self.git.ok("merge", "--abort"):
+                raise SyncError(
+                    "conflict",
+                    f"a merge left in {self.folder} cannot be aborted; finish it by hand "
+                    f"(git -C {self.folder} status)",
+                )
+        refreshed = self._state().get("refreshed")
+        head = self.git.rev("HEAD")
+        if head and isinstance(refreshed, str) and refreshed != head:
+            # Killed between a merge and its refresh: the pulled files are on disk, the
+            # derived state does not know them yet.
+            self._apply_since(refreshed, head)
+
+    # step 2
+    def _fetch(self) -> None:
+        done = self.git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--prune",
+            REMOTE,
+            check=False,
+            timeout=NETWORK_TIMEOUT_S,
+        )
+        if done.returncode != 0:
+            raise SyncError(
+                "unreachable",
+                f"cannot reach the remote {self._remote_url()}: {_first_line(done.stderr)}",
+            )
+
+    # step 3a
+    def _commit_into(self, info: _Commit) -> None:
+        """Commit what changed in the replicated paths; fill ``info``. Under the lock."""
+        git = self.git
+        staged = git.paths("diff", "--cached", "--name-only", "-z", "--no-renames")
+        foreign = [p for p in staged if not _tracked(p)]
+        if foreign:
+            raise SyncError(
+                "dirty_index",
+                "files were staged by hand in the memory's repository "
+                f"({', '.join(foreign[:5])}); nothing was synced: commit or unstage them "
+                f"(git -C {self.folder} restore --staged PATH) and run 'ihmt sync' again",
+                foreign,
+            )
+        present = self._tracked_present()
+        if present:
+            git.run("add", "--all", "--", *present)
+        self._keep_unforgotten_leaves()
+        status = git.run("diff", "--cached", "--name-status", "--no-renames", "-z").stdout
+        parts = [p for p in status.split("\0") if p]
+        pairs = list(zip(parts[0::2], parts[1::2], strict=False))
+        if not pairs:
+            return
+        counts = self._count(pairs)
+        info.counts = {k: info.counts.get(k, 0) + v for k, v in counts.items()}
+        message = f"ihmt sync on {self.host}: {_describe_counts(counts)}"
+        self._identity()
+        git.run("commit", "--quiet", "--no-verify", "-m", message)
+        sha = git.rev("HEAD")
+        first = not info.sha
+        info.sha = sha
+        info.message = message if first else f"{info.message}; {_describe_counts(counts)}"
+        # The derived state already holds what this machine wrote: the refresh starts here.
+        self._save_state(refreshed=sha)
+
+    def _tracked_present(self) -> list[str]:
+        """The tracked paths git can be given (a pathspec that matches nothing fails)."""
+        wanted = (*Store.REPLICATED, *SETUP_FILES)
+        tracked = set(self.git.paths("ls-files", "-z", "--", *wanted))
+        return [
+            p
+            for p in wanted
+            if (self.folder / p).exists() or any(t == p or t.startswith(p + "/") for t in tracked)
+        ]
+
+    def _keep_unforgotten_leaves(self) -> None:
+        """A leaf file deleted without a tombstone was deleted by hand, not forgotten:
+        its deletion is never replicated. The file comes back from the last commit."""
+        git = self.git
+        deleted = git.paths(
+            "diff", "--cached", "--name-only", "--diff-filter=D", "-z", "--", "layer0"
+        )
+        lost = [p for p in deleted if not (self.folder / _tombstone_of(p)).exists()]
+        if not lost:
+            return
+        git.run("reset", "--quiet", "HEAD", "--", *lost)
+        git.run("checkout", "HEAD", "--", *lost)
+        logger.warning(
+            "%d memory file(s) were deleted by hand (not forgotten); they were put back: use "
+            "'ihmt forget ID' to delete a memory everywhere",
+            len(lost),
+        )
+
+    def _count(self, pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+
+        def bump(key: str) -> None:
+            counts[key] = counts.get(key, 0) + 1
+
+        for status, path in pairs:
+            top = path.split("/", 1)[0]
+            if top == "layer0":
+                if status == "A":
+                    bump("saved")
+                elif status == "M":
+                    bump("edited")
+            elif top == "notes" and status == "A":
+                bump(_note_kind(self.folder / path))
+            elif top == "forgotten" and status == "A":
+                bump("forgotten")
+            elif path == "ihmt.config.json":
+                bump("settings")
+            elif status == "A" and path in (".gitignore", ".gitattributes"):
+                bump("setup")
+        return counts
+
+    def _identity(self) -> None:
+        """A commit needs a name and an e-mail: this machine's, when git has none."""
+        if self.git.run("config", "--get", "user.email", check=False).returncode == 0:
+            return
+        self.git.run("config", "user.name", f"ihmt on {self.host}")
+        self.git.run("config", "user.email", f"ihmt@{self.host}")
+
+    # step 3b
+    def _merge_and_apply(self, branch: str) -> PulledChanges:
+        """Merge the fetched branch and refresh the derived state. Under the lock."""
+        git = self.git
+        upstream = f"refs/remotes/{REMOTE}/{branch}"
+        if not git.rev(upstream):
+            return PulledChanges()
+        before = git.rev("HEAD")
+        if git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
+            return PulledChanges()
+        args = ["merge", "--no-edit", "--no-stat", "--no-verify", "-X", "no-renames"]
+        if not git.ok("merge-base", "HEAD", upstream):
+            if not git.ok("cat-file", "-e", f"{upstream}:ihmt.config.json"):
+                raise SyncError(
+                    "unrelated",
+                    f"the remote {self._remote_url()} holds a history that is not an IHMT "
+                    "memory; nothing was merged: sync with an empty repository, or one "
+                    "another machine synced a memory to ('ihmt sync --init REMOTE')",
+                )
+            # Joining a memory made elsewhere: on the few files both sides created (the
+            # config), the memory already on the remote wins.
+            args += ["--allow-unrelated-histories", "-X", "theirs"]
+        self._identity()
+        done = git.run(*args, "-m", f"ihmt sync on {self.host}: merge", upstream, check=False)
+        if done.returncode != 0:
+            self._abort_merge(done)
+        return self._apply_since(before, git.rev("HEAD"))
+
+    def _abort_merge(self, done: subprocess.CompletedProcess[str]) -> None:
+        git = self.git
+        conflicted = git.paths("diff", "--name-only", "--diff-filter=U", "-z")
+        if (self.folder / ".git" / "MERGE_HEAD").exists():
+            git.run("merge", "--abort", check=False)
+        text = done.stderr + done.stdout
+        if conflicted:
+            raise SyncError(
+                "conflict",
+                f"the remote's changes conflict with this machine's in {', '.join(conflicted[:5])}"
+                " (files changed by hand on two machines, or not IHMT's); the merge was undone "
+                "and nothing was lost: keep one version of each file and run 'ihmt sync' again",
+                conflicted,
+            )
+        overwritten = re.findall(r"^\t(\S.*)$", text, flags=re.MULTILINE)
+        raise SyncError(
+            "conflict",
+            f"git could not merge the remote's changes: {_first_line(text)}"
+            + (f" ({', '.join(overwritten[:5])})" if overwritten else "")
+            + "; nothing was lost",
+            overwritten,
+        )
+
+    def _apply_since(self, before: str, head: str) -> PulledChanges:
+        """Refresh the derived state for the files that changed from ``before`` to ``head``
+        and record ``head`` as refreshed."""
+        git = self.git
+        if not head or before == head:
+            self._save_state(refreshed=head)
+            return PulledChanges()
+        if before and git.ok("cat-file", "-e", f"{before}^{{commit}}"):
+            paths = git.paths("diff", "--name-only", "--no-renames", "-z", before, head)
+        else:
+            paths = git.paths("ls-tree", "-r", "--name-only", "-z", head)
+        changed = [p for p in paths if _replicated(p)]
+        pulled = PulledChanges()
+        if changed:
+            applied = self.memory.apply_pulled(changed)
+            pulled = PulledChanges(
+                added=tuple(applied.added),
+                changed=tuple(applied.changed),
+                removed=tuple(applied.removed),
+            )
+        self._save_state(refreshed=head)
+        logger.info("refreshed %d pulled path(s): %s", len(changed), pulled.describe())
+        return pulled
+
+    # step 4
+    def _push(self, branch: str) -> bool:
+        """Push; False when the remote rejected it because it moved on meanwhile."""
+        git = self.git
+        if not git.rev("HEAD"):
+            return True
+        upstream = f"refs/remotes/{REMOTE}/{branch}"
+        if git.rev(upstream) == git.rev("HEAD"):
+            return True
+        done = git.run(
+            "push",
+            "--porcelain",
+            "--quiet",
+            REMOTE,
+            f"HEAD:refs/heads/{branch}",
+            check=False,
+            timeout=NETWORK_TIMEOUT_S,
+        )
+        if done.returncode == 0:
+            return True
+        text = done.stdout + done.stderr
+        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
+            return False
+        if "[remote rejected]" in text:
+            raise SyncError(
+                "rejected",
+                f"the remote refused the push: {_porcelain_reason(text)}; everything stays "
+                "committed here for the next sync",
+            )
+        raise SyncError(
+            "unreachable",
+            f"cannot push to {self._remote_url()}: {_first_line(done.stderr)}; everything "
+            "stays committed here for the next sync",
+        )
+
+    # ------------------------------------------------------------------ init
+    def init(self, remote: str) -> SyncInit:
+        """Make the store folder a git repository synced with ``remote``.
+
+        An existing repository is adopted. When the remote already holds a memory, it is
+        merged into this one (an empty store and a remote make a clone); a remote whose
+        history is not an IHMT memory is refused.
+
+        Raises:
+            SyncError: git missing, the remote unreachable or not a memory, a dirty index.
+        """
+        if not remote.strip():
+            raise ValueError("the remote is empty; give a git URL or a path")
+        remote = remote.strip()
+        if Path(remote).expanduser().is_dir():
+            remote = str(Path(remote).expanduser().resolve())
+        git = self.git
+        with self.store.locked():
+            repository: Literal["created", "adopted"] = "adopted"
+            if not (self.folder / ".git").exists():
+                git.run("init", "--quiet")
+                git.run("symbolic-ref", "HEAD", f"refs/heads/{DEFAULT_BRANCH}")
+                repository = "created"
+            else:
+                top = git.run("rev-parse", "--show-toplevel", check=False).stdout.strip()
+                if not top or Path(top).resolve() != self.folder.resolve():
+                    raise SyncError(
+                        "git_failed",
+                        f"{self.folder}/.git is not a git repository of this folder; move it "
+                        "away and run 'ihmt sync --init' again",
+                    )
+            self._write_ignore_files()
+            git.run("config", "core.autocrlf", "false")
+            if self._remote_url():
+                git.run("remote", "set-url", REMOTE, remote)
+            else:
+                git.run("remote", "add", REMOTE, remote)
+        branch = self._require()
+        self._fetch()
+        remote_branch = self._remote_branch()
+        if remote_branch and remote_branch != branch and not git.rev("HEAD"):
+            git.run("symbolic-ref", "HEAD", f"refs/heads/{remote_branch}")
+            branch = remote_branch
+        upstream = f"refs/remotes/{REMOTE}/{branch}"
+        remote_has = bool(git.rev(upstream))
+        if remote_branch and not remote_has:
+            raise SyncError(
+                "unrelated",
+                f"the remote's branch is {remote_branch!r} and this memory's is {branch!r}; "
+                f"rename one (git -C {self.folder} branch -m {remote_branch}) and run "
+                "'ihmt sync --init' again",
+            )
+        if remote_has and not git.ok("cat-file", "-e", f"{upstream}:ihmt.config.json"):
+            raise SyncError(
+                "unrelated",
+                f"{remote} holds a history that is not an IHMT memory; nothing was merged: give "
+                "an empty repository, or one another machine synced a memory to",
+            )
+        pulled = PulledChanges()
+        with self.store.locked():
+            self._recover()
+            if remote_has and not git.rev("HEAD") and not self._has_memory_files():
+                # An empty store and a remote: a clone, with no commit of its own.
+                git.run("checkout", "--quiet", "--force", "-B", branch, upstream)
+                pulled = self._apply_since("", git.rev("HEAD"))
+            else:
+                self._commit_into(_Commit())
+                if remote_has:
+                    pulled = self._merge_and_apply(branch)
+                else:
+                    self._save_state(refreshed=git.rev("HEAD"))
+        git.run("config", f"branch.{branch}.remote", REMOTE)
+        git.run("config", f"branch.{branch}.merge", f"refs/heads/{branch}")
+        pushed = self._push(branch)
+        if not pushed:
+            raise SyncError(
+                "rejected",
+                "another machine pushed while this one was set up; run 'ihmt sync' to finish",
+            )
+        head = git.rev("HEAD")
+        self._save_state(last_sync=now_timestamp(), pushed=head)
+        return SyncInit(
+            remote=remote,
+            branch=branch,
+            repository=repository,
+            remote_had_store=remote_has,
+            pulled=pulled,
+            pushed=pushed,
+            head=head,
+        )
+
+    def _has_memory_files(self) -> bool:
+        """Whether the store holds a memory file (a leaf, a note or a tombstone)."""
+        for top in Store.REPLICATED:
+            folder = self.folder / top
+            if folder.is_dir() and any(p.is_file() for p in folder.rglob("*")):
+                return True
+        return False
+
+    def _write_ignore_files(self) -> None:
+        ignore = self.folder / ".gitignore"
+        present = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+        missing = [p for p in Store.UNREPLICATED if p not in present]
+        if missing or not ignore.exists():
+            head = [] if present else ["# Written by 'ihmt sync': what each machine derives."]
+            lines = [*present, *head, *missing]
+            ignore.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        attributes = self.folder / ".gitattributes"
+        if not attributes.exists():
+            attributes.write_text(GITATTRIBUTES, encoding="utf-8")
+
+    def _remote_branch(self) -> str:
+        """The remote's default branch ('' when the remote has none)."""
+        done = self.git.run(
+            "ls-remote", "--symref", REMOTE, "HEAD", check=False, timeout=NETWORK_TIMEOUT_S
+        )
+        match = re.search(r"^ref: refs/heads/(\S+)\tHEAD$", done.stdout, flags=re.MULTILINE)
+        heads = [
+            ref.rsplit("/", 1)[-1]
+            for ref in self.git.out(
+                "for-each-ref", "--format=%(refname)", f"refs/remotes/{REMOTE}/"
+            ).splitlines()
+            if not ref.endswith("/HEAD")
+        ]
+        if match and match.group(1) in heads:
+            return match.group(1)
+        for name in (DEFAULT_BRANCH, "master"):
+            if name in heads:
+                return name
+        return heads[0] if heads else ""
+
+    # ------------------------------------------------------------------ purge
+    def purge(self, leaf_id: str) -> PurgeReport:
+        """Rewrite history so that no commit holds the forgotten memory ``leaf_id``, then
+        force-push. Its tombstone stays (it holds the id, never the text), and the id is
+        recorded in ``.ihmt-purged`` so every other clone rewrites its own history the
+        same way on its next sync.
+
+        Raises:
+            ValueError: not a memory id.
+            SyncError: the memory is not forgotten (``not_forgotten``), or a sync step failed.
+        """
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}", leaf_id):
+            raise ValueError(f"{leaf_id!r} is not a memory id")
+        branch = self._require()
+        entry = self.store.entry(leaf_id)
+        if entry is not None:
+            raise SyncError(
+                "not_forgotten",
+                f"{leaf_id} is a live memory; forget it first ('ihmt forget {leaf_id}'), then "
+                f"purge it ('ihmt sync --purge {leaf_id}')",
+            )
+        # Everything else goes first, so that the forced push drops no one's work.
+        self.sync()
+        git = self.git
+        paths = _purge_paths(leaf_id)
+        with self.store.locked():
+            held = git.out("log", "--all", "--format=%H", "--", *paths)
+            if not held:
+                return PurgeReport(
+                    id=leaf_id, paths=paths, rewritten=False, pushed=False, others=""
+                )
+            before = git.rev(f"refs/remotes/{REMOTE}/{branch}")
+            self._rewrite(paths, [f"refs/heads/{branch}"])
+            self._record_purged(leaf_id)
+            self._identity()
+            git.run("add", "--", PURGED_FILE)
+            git.run(
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                f"ihmt sync on {self.host}: purged {leaf_id}",
+            )
+            self._save_state(refreshed=git.rev("HEAD"), purged=[*self._purged_here(), leaf_id])
+        done = git.run(
+            "push",
+            "--porcelain",
+            "--quiet",
+            f"--force-with-lease=refs/heads/{branch}:{before}",
+            REMOTE,
+            f"HEAD:refs/heads/{branch}",
+            check=False,
+            timeout=NETWORK_TIMEOUT_S,
+        )
+        if done.returncode != 0:
+            raise SyncError(
+                "rejected",
+                f"{leaf_id} was purged from this clone, but the forced push failed "
+                f"({_porcelain_reason(done.stdout + done.stderr)}); run "
+                f"'ihmt sync --purge {leaf_id}' again",
+            )
+        git.run("fetch", "--quiet", "--no-tags", "--prune", REMOTE, timeout=NETWORK_TIMEOUT_S)
+        self._drop_unreachable()
+        self._save_state(last_sync=now_timestamp(), pushed=git.rev("HEAD"))
+        return PurgeReport(
+            id=leaf_id,
+            paths=paths,
+            rewritten=True,
+            pushed=True,
+            others=(
+                "Every other clone rewrites its own history on its next 'ihmt sync' (it "
+                "reads the purge from the remote); until each has synced, its copy of the "
+                "history still holds the memory. A hosted remote (GitHub, GitLab) may keep "
+                "the old commits reachable by hash until its own garbage collection: ask the "
+                "host to purge them, or recreate the remote repository."
+            ),
+        )
+
+    def _purged_here(self) -> list[str]:
+        purged = self._state().get("purged")
+        return [str(p) for p in purged] if isinstance(purged, list) else []
+
+    def _record_purged(self, leaf_id: str) -> None:
+        path = self.folder / PURGED_FILE
+        present = path.read_text(encoding="utf-8").split() if path.exists() else []
+        if leaf_id not in present:
+            path.write_text("\n".join([*present, leaf_id]) + "\n", encoding="utf-8")
+
+    def _rewrite(self, paths: Sequence[str], refs: Sequence[str]) -> None:
+        """Remove ``paths`` from every commit of ``refs``, deterministically: the same
+        commits rewritten on two clones give the same hashes (no commit is dropped)."""
+        git = self.git
+        quoted = " ".join(_shell_quote(p) for p in paths)
+        git.run(
+            "filter-branch",
+            "-f",
+            "--index-filter",
+            f"git rm -r -q --cached --ignore-unmatch -- {quoted}",
+            "--",
+            *refs,
+            extra_env={"FILTER_BRANCH_SQUELCH_WARNING": "1"},
+        )
+        for ref in git.out("for-each-ref", "--format=%(refname)", "refs/original/").splitlines():
+            git.run("update-ref", "-d", ref)
+
+    def _drop_unreachable(self) -> None:
+        """Delete every object no branch reaches any more (the purged texts among them)."""
+        git = self.git
+        git.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+        git.run("gc", "--quiet", "--prune=now")
+
+    def _follow_purges(self, branch: str) -> list[str]:
+        """Rewrite this clone's history for the ids another machine purged. Under the lock."""
+        git = self.git
+        upstream = f"refs/remotes/{REMOTE}/{branch}"
+        if not git.rev(upstream):
+            return []
+        listed = git.run("show", f"{upstream}:{PURGED_FILE}", check=False)
+        if listed.returncode != 0:
+            return []
+        done = set(self._purged_here())
+        todo = [i for i in listed.stdout.split() if i not in done and re.fullmatch(r"[\w.-]+", i)]
+        if not todo:
+            return []
+        paths = [p for leaf_id in todo for p in _purge_paths(leaf_id)]
+        if git.out("log", f"refs/heads/{branch}", "--format=%H", "--", *paths):
+            self._rewrite(paths, [f"refs/heads/{branch}"])
+            self._drop_unreachable()
+            # The files on disk are those of the rewritten HEAD (less the purged ones,
+            # which the tombstones remove from the derived state).
+            self._save_state(refreshed=git.rev("HEAD"))
+        self._save_state(purged=sorted(done | set(todo)))
+        logger.info("followed the purge of %d memory(ies)", len(todo))
+        return todo
+
+
+@dataclass
+class _Commit:
+    sha: str = ""
+    message: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------- background
+class BackgroundSync:
+    """Runs :meth:`Sync.sync` every ``period`` seconds in a daemon thread.
+
+    It opens its own :class:`~ihmt_mcp.Memory` (through ``open_memory``) on each round,
+    so it never shares the server's. A failure is logged and the next round tries
+    again; nothing it does can stop the server.
+    """
+
+    def __init__(self, open_memory: Any, period: float) -> None:
+        if period <= 0:
+            raise ValueError("the sync period must be positive")
+        self._open_memory = open_memory
+        self.period = period
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.rounds = 0
+        self.last_error = ""
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="ihmt-sync", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run_once(self) -> SyncReport | None:
+        """One round: None when the memory is not synced or the round failed (logged)."""
+        try:
+            with self._open_memory() as memory:
+                sync = Sync(memory)
+                if not sync.is_initialised():
+                    return None
+                report = sync.sync()
+        except Exception as exc:  # noqa: BLE001 (a background round must never end the server)
+            self.last_error = str(exc)
+            logger.warning("background sync failed: %s", exc)
+            return None
+        finally:
+            self.rounds += 1
+        self.last_error = ""
+        logger.info("background sync: %s", report.render())
+        return report
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            self.run_once()
+
+
+def parse_period(text: str) -> float | None:
+    """Seconds in a period like ``10m``, ``30s``, ``2h`` or ``90``; None for off/empty.
+
+    Raises:
+        ValueError: not a period, or shorter than ten seconds.
+    """
+    value = text.strip().lower()
+    if value in ("", "0", "off", "no", "false", "never"):
+        return None
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smh]?)", value)
+    if match is None:
+        raise ValueError(f"{text!r} is not a period; use e.g. 10m, 30s or 1h")
+    seconds = float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+    if seconds < 10:
+        raise ValueError(f"{text!r} is too short a sync period; use 10s or more")
+    return seconds
+
+
+# ---------------------------------------------------------------------- helpers
+def _replicated(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in Store.REPLICATED)
+
+
+def _tracked(path: str) -> bool:
+    """Whether sync itself commits ``path``: the memory's files and its own setup."""
+    return _replicated(path) or path in SETUP_FILES
+
+
+def _tombstone_of(leaf_path: str) -> str:
+    return f"forgotten/{Path(leaf_path).stem}.json"
+
+
+def _purge_paths(leaf_id: str) -> tuple[str, ...]:
+    return (f"layer0/*/{leaf_id}.txt", f"notes/{leaf_id}")
+
+
+def _note_kind(path: Path) -> str:
+    try:
+        op = json.loads(path.read_text(encoding="utf-8")).get("op")
+    except (OSError, ValueError, AttributeError):
+        return "annotated"
+    return {"outdated": "corrected", "restored": "restored"}.get(str(op), "annotated")
+
+
+_COUNT_ORDER = ("saved", "corrected", "restored", "annotated", "forgotten", "edited", "settings")
+
+
+def _describe_counts(counts: dict[str, int]) -> str:
+    words = {"settings": "settings changed", "setup": "set up"}
+    parts = [
+        f"{counts[k]} {words.get(k, k)}" if k not in words else words[k]
+        for k in (*_COUNT_ORDER, "setup")
+        if counts.get(k)
+    ]
+    return ", ".join(parts) or "changes"
+
+
+def _porcelain_reason(text: str) -> str:
+    match = re.search(r"\[(?:remote )?rejected\]\s*\(?([^)\n]*)\)?", text)
+    return match.group(1).strip() if match else _first_line(text)
+
+
+def _short_reason(message: str) -> str:
+    return message.split(": ", 1)[1] if message.startswith("cannot reach") else message
+
+
+def _shell_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _git_holds(folder: Path, lock: Path) -> bool:
+    """Whether a live git process may hold ``lock``: on Linux, a process named git whose
+    working folder is the repository; elsewhere, a lock younger than ``STALE_LOCK_S``."""
+    proc = Path("/proc")
+    if sys.platform.startswith("linux") and proc.is_dir():
+        target = folder.resolve()
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if (entry / "comm").read_text().strip() != "git":
+                    continue
+                if Path(os.readlink(entry / "cwd")).resolve() == target:
+                    return True
+            except OSError:
+                continue
+        return False
+    try:
+        return time.time() - lock.stat().st_mtime < STALE_LOCK_S
+    except OSError:
+        return False

@@ -1,0 +1,521 @@
+"""``Sync``: real git, real stores, a bare repository in tmp_path as the remote."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ihmt_mcp import Memory
+from ihmt_mcp._sync import (
+    BackgroundSync,
+    Sync,
+    SyncError,
+    parse_period,
+)
+from ihmt_store import Store
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+    "LC_ALL": "C",
+}
+
+
+def git(folder: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args],
+        capture_output=True,
+        text=True,
+        env=GIT_ENV,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)}: {done.stderr}")
+    return done.stdout
+
+
+def every_object_text(repo: Path) -> str:
+    """The content of every object the repository holds, reachable or not."""
+    listing = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    names = listing.split()
+    done = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input="\n".join(names) + "\n",
+        capture_output=True,
+        text=True,
+        errors="replace",
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True, capture_output=True)
+    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
+    return bare
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Iterator[Callable[[str], Memory]]:
+    """``machine(name)``: a memory of its own, as on another computer."""
+    opened: list[Memory] = []
+
+    def make(name: str) -> Memory:
+        memory = Memory.init(tmp_path / name / "ihmt_memory", semantic="off")
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        memory.close()
+
+
+def ids(memory: Memory) -> set[str]:
+    return {entry.id for entry in memory.store.iter_entries("leaf")}
+
+
+def outdated(memory: Memory) -> set[str]:
+    return {entry.id for entry in memory.store.iter_entries("leaf") if entry.status == "outdated"}
+
+
+def found(memory: Memory, query: str) -> list[str]:
+    return [hit.id for hit in memory.search(query).results]
+
+
+# ---------------------------------------------------------------------- init
+def test_init_on_an_empty_remote_pushes_the_memory_and_nothing_derived(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    saved = a.save("The staging host runs PostgreSQL 15 on port 5432.", domain="infra").ids
+    done = Sync(a, host="laptop").init(str(remote))
+    assert done.repository == "created"
+    assert not done.remote_had_store
+    assert done.pushed
+    tracked = git(remote, "ls-tree", "-r", "--name-only", "main").split()
+    assert "ihmt.config.json" in tracked and ".gitignore" in tracked
+    assert any(path.endswith(f"{saved[0]}.txt") for path in tracked)
+    assert not [p for p in tracked if p.startswith(("state/", "layers/")) or p == "root.json"]
+    ignore = (a.store.path / ".gitignore").read_text()
+    for pattern in Store.UNREPLICATED:
+        assert pattern in ignore.splitlines()
+    subject = git(remote, "log", "-1", "--format=%s", "main")
+    assert subject.startswith("ihmt sync on laptop: 1 saved")
+
+
+def test_an_empty_store_and_a_remote_make_a_clone(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    a.save("Deploys go out on Tuesdays after the standup.", domain="process")
+    Sync(a, host="a").init(str(remote))
+    b = machine("b")
+    joined = Sync(b, host="b").init(str(remote))
+    assert joined.remote_had_store
+    assert ids(b) == ids(a)
+    assert set(joined.pulled.added) == ids(a)
+    assert found(b, "when do deploys go out") == found(a, "when do deploys go out") != []
+
+
+def test_init_refuses_a_remote_that_is_not_a_memory(
+    machine: Callable[[str], Memory], remote: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "--quiet", "-b", "main")
+    (other / "README.md").write_text("a project\n")
+    git(other, "add", "README.md")
+    git(other, "commit", "--quiet", "-m", "readme")
+    git(other, "push", "--quiet", str(remote), "main")
+    a = machine("a")
+    saved = a.save("The office wifi is named bluefin-5g.", domain="office").ids
+    with pytest.raises(SyncError) as caught:
+        Sync(a).init(str(remote))
+    assert caught.value.reason == "unrelated"
+    assert "\n" not in str(caught.value)
+    assert ids(a) == set(saved)
+    assert git(remote, "log", "--format=%s", "main").split("\n")[0] == "readme"
+
+
+# ---------------------------------------------------------------------- round trips
+def test_a_save_on_one_machine_is_found_on_the_other_after_sync(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a, host="a").init(str(remote))
+    Sync(b, host="b").init(str(remote))
+    new = a.save("The release checklist lives in docs/release.md.", domain="process").ids
+    sent = Sync(a, host="a").sync()
+    assert sent.saved == len(new) and sent.pushed
+    assert sent.message == f"ihmt sync on a: {len(new)} saved"
+    got = Sync(b, host="b").sync()
+    assert set(got.pulled.added) == set(new)
+    assert found(b, "release checklist")[0] == new[0]
+    back = b.save("Code review needs two approvals on the payments service.").ids
+    Sync(b, host="b").sync()
+    Sync(a, host="a").sync()
+    assert ids(a) == ids(b) and set(back) <= ids(a)
+
+
+def test_a_sync_with_nothing_new_makes_no_commit(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    before = git(remote, "rev-parse", "main")
+    report = Sync(a).sync()
+    assert report.commit == "" and report.pushed and not report.pulled
+    assert git(remote, "rev-parse", "main") == before
+
+
+def test_status_counts_what_is_ahead_behind_and_uncommitted(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    a.save("The nightly backup runs at 02:00 UTC.", domain="infra")
+    Sync(a).sync()
+    status = Sync(b).status()
+    assert (status.behind, status.ahead, status.uncommitted) == (1, 0, 0)
+    assert status.reachable and status.last_sync
+    b.save("The build cache lives on the ci-cache volume.", domain="infra")
+    assert Sync(b).status().uncommitted == 1
+    Sync(b).sync()
+    after = Sync(b).status()
+    assert (after.behind, after.ahead, after.uncommitted) == (0, 0, 0)
+    assert Sync(a).status().behind == 2  # b's commit, and its merge of a's
+    record = status.to_json()
+    assert set(record) == {
+        "initialised",
+        "remote",
+        "branch",
+        "reachable",
+        "ahead",
+        "behind",
+        "uncommitted",
+        "last_sync",
+        "error",
+    }
+    json.dumps(record)
+
+
+def test_a_correction_on_one_machine_and_a_forget_on_another_converge(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    old = a.save("The API gateway runs on port 8080.", domain="infra").ids[0]
+    gone = a.save("The team lunch is on Fridays at noon.", domain="team").ids[0]
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    assert {old, gone} <= ids(b)
+    new = a.save(
+        "The API gateway moved to port 9090.", domain="infra", replaces="API gateway port"
+    ).ids[0]
+    assert old in outdated(a)
+    b.forget(gone)
+    Sync(a).sync()
+    Sync(b).sync()
+    Sync(a).sync()
+    assert ids(a) == ids(b)
+    assert gone not in ids(a) and new in ids(b)
+    assert outdated(a) == outdated(b) == {old}
+    assert found(a, "API gateway port") == found(b, "API gateway port")
+
+
+def test_a_forget_removes_the_memory_on_every_machine(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    gone = a.save("The old VPN endpoint is vpn1.example.org.", domain="infra").ids[0]
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    assert gone in ids(b)
+    a.forget(gone)
+    report = Sync(a).sync()
+    assert report.forgotten == 1 and "1 forgotten" in report.message
+    pulled = Sync(b).sync().pulled
+    assert gone in pulled.removed and gone not in ids(b)
+    assert found(b, "VPN endpoint") == []
+
+
+# ---------------------------------------------------------------------- errors
+def test_not_initialised_is_one_line(machine: Callable[[str], Memory]) -> None:
+    a = machine("a")
+    with pytest.raises(SyncError) as caught:
+        Sync(a).sync()
+    assert caught.value.reason == "not_initialised"
+    assert "ihmt sync --init" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_no_git_installed_is_one_line(
+    machine: Callable[[str], Memory], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    a = machine("a")
+    (a.store.path / ".git").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(SyncError) as caught:
+        Sync(a).sync()
+    assert caught.value.reason == "no_git" and "install git" in str(caught.value)
+
+
+def test_an_unreachable_remote_keeps_the_commit_for_the_next_sync(
+    machine: Callable[[str], Memory], remote: Path, tmp_path: Path
+) -> None:
+    a = machine("a")
+    Sync(a, host="a").init(str(remote))
+    saved = a.save("The on-call rota changes every Monday.", domain="team").ids
+    away = tmp_path / "away.git"
+    remote.rename(away)
+    with pytest.raises(SyncError) as caught:
+        Sync(a, host="a").sync()
+    assert caught.value.reason == "unreachable"
+    assert "\n" not in str(caught.value) and "next sync" in str(caught.value)
+    assert git(a.store.path, "log", "-1", "--format=%s") == "ihmt sync on a: 1 saved\n"
+    status = Sync(a).status()
+    assert not status.reachable and status.ahead == 1
+    away.rename(remote)
+    assert Sync(a, host="a").sync().pushed
+    assert set(saved) <= {
+        Path(p).stem for p in git(remote, "ls-tree", "-r", "--name-only", "main").split()
+    }
+
+
+class _Racing(Sync):
+    """A sync during whose every fetch another machine pushes (a real race, forced)."""
+
+    def __init__(self, memory: Memory, other: Memory, rounds: int) -> None:
+        super().__init__(memory, host="racer")
+        self.other = other
+        self.rounds = rounds
+
+    def _fetch(self) -> None:
+        super()._fetch()
+        if self.rounds > 0:
+            self.rounds -= 1
+            self.other.save(f"Race note number {self.rounds} about the build farm.")
+            Sync(self.other, host="other").sync()
+
+
+def test_a_rejected_push_pulls_again_and_pushes(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    mine = a.save("The staging cluster is in eu-west-1.", domain="infra").ids
+    report = _Racing(a, b, rounds=2).sync()
+    assert report.pushed and report.retries == 2
+    Sync(b).sync()
+    assert ids(a) == ids(b) and set(mine) <= ids(b)
+
+
+def test_a_push_rejected_every_time_gives_up_in_one_line_and_keeps_the_commit(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    mine = a.save("The status page is status.example.org.", domain="infra").ids
+    with pytest.raises(SyncError) as caught:
+        _Racing(a, b, rounds=10).sync()
+    assert caught.value.reason == "rejected" and "\n" not in str(caught.value)
+    assert set(mine) <= ids(a)
+    assert git(a.store.path, "status", "--porcelain", "--", "layer0") == ""
+    assert Sync(a).sync().pushed
+    Sync(b).sync()
+    assert set(mine) <= ids(b)
+
+
+def test_a_dirty_index_is_refused_with_its_paths(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    (a.store.path / "todo.md").write_text("by hand\n")
+    git(a.store.path, "add", "todo.md")
+    saved = a.save("The design review is every other Thursday.", domain="team").ids
+    with pytest.raises(SyncError) as caught:
+        Sync(a).sync()
+    assert caught.value.reason == "dirty_index" and caught.value.paths == ("todo.md",)
+    assert "todo.md" in str(caught.value) and "\n" not in str(caught.value)
+    assert set(saved) <= ids(a)
+    git(a.store.path, "restore", "--staged", "todo.md")
+    assert Sync(a).sync().saved == len(saved)
+
+
+def test_a_detached_head_is_refused(machine: Callable[[str], Memory], remote: Path) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    git(a.store.path, "checkout", "--quiet", "--detach")
+    with pytest.raises(SyncError) as caught:
+        Sync(a).sync()
+    assert caught.value.reason == "detached" and "\n" not in str(caught.value)
+
+
+def test_a_conflict_on_a_foreign_file_is_undone_and_named(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    notes = a.store.path / "NOTES.md"
+    notes.write_text("first\n")
+    git(a.store.path, "add", "NOTES.md")
+    git(a.store.path, "commit", "--quiet", "-m", "notes by hand")
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    for memory, text in ((a, "from a\n"), (b, "from b\n")):
+        (memory.store.path / "NOTES.md").write_text(text)
+        git(memory.store.path, "commit", "--quiet", "-am", "edit by hand")
+    Sync(a).sync()
+    kept = b.save("The feature freeze starts on the 12th.", domain="process").ids
+    with pytest.raises(SyncError) as caught:
+        Sync(b).sync()
+    assert caught.value.reason == "conflict" and caught.value.paths == ("NOTES.md",)
+    assert "NOTES.md" in str(caught.value) and "\n" not in str(caught.value)
+    assert not (b.store.path / ".git" / "MERGE_HEAD").exists()
+    assert (b.store.path / "NOTES.md").read_text() == "from b\n"
+    assert set(kept) <= ids(b)
+    assert "<<<<<<<" not in "".join(p.read_text() for p in b.store.path.rglob("*.txt"))
+
+
+def test_a_merge_left_by_a_killed_sync_is_aborted_and_redone(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = a.save("The analytics database is read-only on weekends.", domain="data").ids
+    Sync(a).sync()
+    mine = b.save("The search service caches answers for five minutes.", domain="data").ids
+    git(b.store.path, "add", "layer0")
+    git(b.store.path, "commit", "--quiet", "-m", "a sync's commit")
+    git(b.store.path, "fetch", "--quiet", "origin")
+    git(b.store.path, "merge", "--no-commit", "--no-ff", "origin/main")
+    assert (b.store.path / ".git" / "MERGE_HEAD").exists()
+    (b.store.path / ".git" / "index.lock").write_text("")
+    report = Sync(b).sync()
+    assert report.pushed
+    assert not (b.store.path / ".git" / "index.lock").exists()
+    assert set(theirs) <= ids(b) and set(mine) <= ids(b)
+    Sync(a).sync()
+    assert ids(a) == ids(b)
+
+
+def test_files_pulled_but_not_refreshed_are_refreshed_by_the_next_sync(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = a.save("The incident channel is #inc-bridge.", domain="team").ids
+    Sync(a).sync()
+    # A sync killed right after its merge: the files are there, the index does not know them.
+    git(b.store.path, "fetch", "--quiet", "origin")
+    git(b.store.path, "merge", "--quiet", "--no-edit", "origin/main")
+    assert not set(theirs) <= ids(b)
+    Sync(b).sync()
+    assert set(theirs) <= ids(b)
+
+
+# ---------------------------------------------------------------------- purge
+SECRETISH = "The door code of the server room is seven four four one, ask Quentin."
+
+
+def test_purge_removes_a_forgotten_memory_from_every_object_of_every_clone(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    gone = a.save(SECRETISH, domain="office").ids[0]
+    keep = a.save("The printer on floor two needs A4 paper.", domain="office").ids[0]
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    assert "seven four four one" in every_object_text(b.store.path)
+    with pytest.raises(SyncError) as caught:
+        Sync(a).purge(gone)
+    assert caught.value.reason == "not_forgotten" and "ihmt forget" in str(caught.value)
+    a.forget(gone)
+    purged = Sync(a).purge(gone)
+    assert purged.rewritten and purged.pushed and "ihmt sync" in purged.others
+    assert "seven four four one" not in every_object_text(a.store.path)
+    # The host's own garbage collection (a bare repository in tmp_path: run it here).
+    git(remote, "reflog", "expire", "--expire=now", "--all")
+    git(remote, "gc", "--quiet", "--prune=now")
+    assert "seven four four one" not in every_object_text(remote)
+    # The other clone follows the purge on its next sync, and pushes nothing of it back.
+    mine = b.save("The coffee machine is descaled on Mondays.", domain="office").ids[0]
+    report = Sync(b).sync()
+    assert report.followed_purges == (gone,)
+    assert gone not in ids(b) and keep in ids(b) and mine in ids(b)
+    assert "seven four four one" not in every_object_text(b.store.path)
+    git(remote, "gc", "--quiet", "--prune=now")
+    assert "seven four four one" not in every_object_text(remote)
+    Sync(a).sync()
+    assert ids(a) == ids(b)
+
+
+def test_purging_a_memory_no_commit_holds_rewrites_nothing(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    gone = a.save("A draft note never synced about the offsite.", domain="team").ids[0]
+    a.forget(gone)
+    report = Sync(a).purge(gone)
+    assert not report.rewritten and "nothing to purge" in report.render()
+
+
+# ---------------------------------------------------------------------- background
+def test_parse_period() -> None:
+    assert parse_period("10m") == 600
+    assert parse_period("30s") == 30
+    assert parse_period("1h") == 3600
+    assert parse_period("off") is None and parse_period("") is None
+    with pytest.raises(ValueError, match="not a period"):
+        parse_period("soon")
+    with pytest.raises(ValueError, match="too short"):
+        parse_period("1s")
+
+
+def test_a_background_round_syncs_and_a_failing_round_only_logs(
+    machine: Callable[[str], Memory],
+    remote: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    a.save("The design system lives in the ui-kit repository.", domain="design")
+    path = b.store.path
+
+    def open_b() -> Memory:
+        return Memory.init(path, semantic="off")
+
+    rounds = BackgroundSync(open_b, 60)
+    report = rounds.run_once()
+    assert report is not None and report.pushed
+    Sync(a).sync()
+    report = rounds.run_once()
+    assert report is not None and report.pulled.added
+    remote.rename(tmp_path / "gone.git")
+    with caplog.at_level(logging.WARNING, logger="ihmt_mcp._sync"):
+        assert rounds.run_once() is None
+    assert "background sync failed" in caplog.text and rounds.last_error
