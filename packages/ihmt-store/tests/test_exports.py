@@ -12,6 +12,7 @@ import ihmt_store
 from ihmt_store import Store
 
 EXPORTS = [
+    "AppliedChanges",
     "Branch",
     "BranchNotFoundError",
     "Candidate",
@@ -54,8 +55,11 @@ EXPORTS = [
 ]
 
 STORE_METHODS = [
+    "REPLICATED",
+    "UNREPLICATED",
     "adopt_hand_edits",
     "annotate",
+    "apply_changes",
     "batch",
     "candidates",
     "children",

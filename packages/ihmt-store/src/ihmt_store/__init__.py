@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         now_timestamp,
         safe_domain,
     )
+    from ihmt_store._replicate import AppliedChanges
     from ihmt_store._store import IOStats, Store, StoreStats
 
 # The records and the store load on first use: packages that only need the error root or
@@ -79,6 +80,7 @@ _LAZY: dict[str, str] = {
     "now_timestamp": "_records",
     "safe_domain": "_records",
     "DerivedChanges": "_derived",
+    "AppliedChanges": "_replicate",
     "Entry": "_index",
     "Candidate": "_index",
     "FieldWeights": "_index",
@@ -124,6 +126,8 @@ __all__ = [
     "normalize_timestamp",
     "now_timestamp",
     "safe_domain",
+    # replication (git, driven by ihmt-mcp): Store.apply_changes answers this
+    "AppliedChanges",
     # derived data of sibling packages (vectors)
     "DerivedChanges",
     # the derived index and its ranking

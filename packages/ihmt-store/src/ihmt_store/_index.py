@@ -680,6 +680,15 @@ class Index:
             out.setdefault(child, []).append(branch)
         return out
 
+    def indexed_fields(self, item_id: str) -> Fields | None:
+        """The four full-text fields an item is indexed with now, or None."""
+        row = self.conn.execute(
+            "SELECT f.title, f.keywords, f.tags, f.body FROM items i JOIN fts f "
+            "ON f.rowid = i.rowid WHERE i.id = ?",
+            (item_id,),
+        ).fetchone()
+        return (str(row[0]), str(row[1]), str(row[2]), str(row[3])) if row else None
+
     def corrected_by(self, leaf_id: str) -> list[Entry]:
         rows = self.conn.execute(
             f"SELECT {_COLUMNS} FROM items WHERE outdated_by = ? ORDER BY timestamp", (leaf_id,)

@@ -8,10 +8,12 @@ __all__ = [
     "BRANCH_DIR",
     "CONFIG_FILE",
     "DERIVED_FILE",
+    "FORGOTTEN_DIR",
     "INDEX_FILE",
     "JOURNAL_FILE",
     "LEAF_DIR",
     "LOCK_FILE",
+    "NOTES_DIR",
     "OWN_NAMES",
     "ROOT_FILE",
     "STATE_DIR",
@@ -25,11 +27,17 @@ LOCK_FILE = "ihmt.lock"
 LEAF_DIR = "layer0"
 BRANCH_DIR = "layers"
 STATE_DIR = "state"
+NOTES_DIR = "notes"
+"""Annotations: ``notes/<leaf_id>/<at>-<machine>-<random>.json``, one immutable file each."""
+FORGOTTEN_DIR = "forgotten"
+"""Tombstones: ``forgotten/<leaf_id>.json``, one per forgotten memory."""
 """Derived state: everything below it can be deleted and is rebuilt from the files."""
 INDEX_FILE = "index.sqlite3"
 DERIVED_FILE = "derived.sqlite3"
 JOURNAL_FILE = "journal"
-OWN_NAMES = frozenset({CONFIG_FILE, ROOT_FILE, LOCK_FILE, LEAF_DIR, BRANCH_DIR, STATE_DIR})
+OWN_NAMES = frozenset(
+    {CONFIG_FILE, ROOT_FILE, LOCK_FILE, LEAF_DIR, BRANCH_DIR, STATE_DIR, NOTES_DIR, FORGOTTEN_DIR}
+)
 """What a store being created (by another process, right now) may already hold."""
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 from ihmt_store._batch import Batch, clear_journal
 from ihmt_store._derived import DerivedChanges, DerivedTable
@@ -81,6 +81,7 @@ from ihmt_store._records import (
     now_timestamp,
     safe_domain,
 )
+from ihmt_store._replicate import REPLICATED, UNREPLICATED, AppliedChanges, sort_changes
 from ihmt_store._text import terms
 from ihmt_store._types import ItemKind
 from ihmt_store.errors import (
@@ -171,6 +172,12 @@ class Store(IndexLifecycle):
     derived index in the same locked step; readers never block and always see the
     latest committed state, also when another process wrote it.
     """
+
+    REPLICATED: ClassVar[tuple[str, ...]] = REPLICATED
+    """Store-relative paths that hold what a user wrote (a replication engine tracks
+    these): ``ihmt.config.json``, ``layer0``, ``notes``, ``forgotten``."""
+    UNREPLICATED: ClassVar[tuple[str, ...]] = UNREPLICATED
+    """``.gitignore`` patterns for what each machine derives or holds for itself."""
 
     def __init__(self, path: Path, config: StoreConfig, *, lock_timeout: float) -> None:
         super().__init__(path, lock_timeout=lock_timeout)
@@ -684,17 +691,7 @@ class Store(IndexLifecycle):
                     path=full,
                 )
             batch.scrub = True
-            if entry.parent_id:
-                parent = index.get(entry.parent_id)
-                if parent is not None:
-                    branch = self._read_branch_file(parent.path, count=False)
-                    kept = tuple(c for c in branch.children if c.id != item_id)
-                    self._write_branch(
-                        batch,
-                        index,
-                        branch.evolve(children=kept, leaf_count=max(0, branch.leaf_count - 1)),
-                        parent.path,
-                    )
+            self._leave_parent(batch, index, entry)
             for other in index.corrected_by(item_id):
                 old = self._read_leaf_file(other.path, count=False)
                 self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path)
@@ -703,6 +700,150 @@ class Store(IndexLifecycle):
             index.delete(item_id)
         self._derived_call(lambda table: table.remove([item_id]), quiet=True)
         return entry
+
+    def _leave_parent(self, batch: Batch, index: Index, entry: Entry) -> None:
+        """Drop a departing leaf from its parent branch's children (and the excerpt the
+        branch embedded); summaries above are the caller's to refresh."""
+        if not entry.parent_id:
+            return
+        parent = index.get(entry.parent_id)
+        if parent is None:
+            return
+        try:
+            branch = self._read_branch_file(parent.path, count=False)
+        except BranchNotFoundError:
+            return
+        kept = tuple(c for c in branch.children if c.id != entry.id)
+        if len(kept) == len(branch.children):
+            return
+        self._write_branch(
+            batch,
+            index,
+            branch.evolve(children=kept, leaf_count=max(0, branch.leaf_count - 1)),
+            parent.path,
+        )
+
+    # ================================================================= replication
+    def apply_changes(self, paths: Iterable[str]) -> AppliedChanges:
+        """Bring the catalog and the full-text index in step with replicated files that
+        changed on disk (added, modified or deleted by a merge): ``paths`` are
+        store-relative, as ``git diff --name-only`` lists them.
+
+        A leaf file that is there is read and indexed; one that is gone leaves the
+        catalog (no file is deleted). Paths outside :attr:`REPLICATED` are ignored. The
+        cost is that of the paths given, not of the store; running it twice on the same
+        paths changes nothing the second time. Holds the store lock.
+
+        Raises:
+            StoreFormatError: a changed ``ihmt.config.json`` names a newer format.
+            ConfigError: a changed ``ihmt.config.json`` is malformed.
+        """
+        changed = sort_changes(paths)
+        added: set[str] = set()
+        annotated: set[str] = set()
+        removed: set[str] = set()
+        domains: set[str] = set()
+        problems: list[Problem] = []
+        with self._writing() as batch:
+            if changed.config:
+                self.config = _read_config(self.path / CONFIG_FILE)
+            index = self._idx
+            known = index.get_many(list(changed.leaves.values()))
+            for rel, leaf_id in sorted(changed.leaves.items()):
+                existing = known.get(leaf_id)
+                if existing is not None and existing.kind != "leaf":
+                    existing = None
+                outcome = self._apply_leaf(batch, index, rel, leaf_id, existing, problems)
+                if outcome is None:
+                    continue
+                verdict, domain = outcome
+                domains.add(domain)
+                {"added": added, "annotated": annotated, "removed": removed}[verdict].add(leaf_id)
+        annotated -= added | removed
+        return AppliedChanges(
+            added=tuple(sorted(added)),
+            annotated=tuple(sorted(annotated)),
+            removed=tuple(sorted(removed)),
+            domains=tuple(sorted(domains)),
+            problems=tuple(problems),
+            config=changed.config,
+        )
+
+    def _apply_leaf(
+        self,
+        batch: Batch,
+        index: Index,
+        rel: str,
+        leaf_id: str,
+        existing: Entry | None,
+        problems: list[Problem],
+    ) -> tuple[str, str] | None:
+        """Index the leaf file at ``rel`` as it is now, or drop its row if it is gone;
+        ``(verdict, domain)``, or None when nothing changed."""
+        full = self.path / rel
+        try:
+            if full.is_symlink() and not within(full, self.path):
+                raise CorruptFileError(
+                    "is a symbolic link leading out of the store; not followed", path=full
+                )
+            data = full.read_bytes()
+        except FileNotFoundError:
+            if existing is None or existing.path != rel:
+                return None
+            batch.note(rel)
+            self._leave_parent(batch, index, existing)
+            index.delete(leaf_id)
+            batch.scrub = True
+            return "removed", existing.domain
+        except (CorruptFileError, OSError) as exc:
+            problems.append(Problem(path=rel, reason=str(exc)))
+            return None
+        self.io.files_read += 1
+        self.io.bytes_read += len(data)
+        self.io.leaf_reads += 1
+        try:
+            leaf = parse_leaf(data, full)
+            if leaf.leaf_id != leaf_id or leaf_rel(leaf_id, leaf.domain) != rel:
+                raise CorruptFileError(
+                    f"its header names {leaf.leaf_id!r} in domain {leaf.domain!r}, which "
+                    "belongs elsewhere",
+                    path=full,
+                )
+        except CorruptFileError as exc:
+            logger.warning("%s; left as it is and kept out of the index", exc)
+            problems.append(Problem(path=rel, reason=str(exc)))
+            return None
+        if existing is not None and existing.path != rel:
+            problems.append(
+                Problem(
+                    path=rel,
+                    reason=f"a second copy of {leaf_id} (the one at {existing.path} is used); "
+                    "skipped, delete it",
+                )
+            )
+            return None
+        # The catalog's parent, not the file's: consolidation is local to each machine.
+        parent = existing.parent_id if existing is not None else None
+        row, fields = leaf_row(leaf.evolve(parent_id=parent), rel, len(data))
+        if existing is None or (
+            index.indexed_fields(leaf_id) != fields
+            or existing.excerpt != row.excerpt
+            or existing.tokens != row.tokens
+        ):
+            verdict = "added"
+        elif (existing.status, existing.outdated_by, existing.outdated_on) != (
+            row.status,
+            row.outdated_by,
+            row.outdated_on,
+        ):
+            verdict = "annotated"
+        elif existing == row:
+            return None
+        else:
+            verdict = ""
+        batch.note(rel)
+        index.upsert(row, fields)
+        return (verdict, leaf.domain) if verdict else None
 
     # ================================================================= branches
     def put_branch(self, branch: Branch) -> Branch:
