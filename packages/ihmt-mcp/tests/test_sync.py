@@ -434,6 +434,33 @@ def test_files_pulled_but_not_refreshed_are_refreshed_by_the_next_sync(
     assert set(theirs) <= ids(b)
 
 
+def test_a_file_cut_short_by_a_killed_merge_is_written_again(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = a.save("The runbook for a failed deploy: roll back, then page the owner.").ids[0]
+    Sync(a).sync()
+    # A merge killed while writing the working tree: half a file, no commit, the
+    # bookkeeping saying a merge was under way.
+    git(b.store.path, "fetch", "--quiet", "origin")
+    rel = next(a.store.path.glob(f"layer0/*/{theirs}.txt")).relative_to(a.store.path)
+    whole = (a.store.path / rel).read_bytes()
+    (b.store.path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (b.store.path / rel).write_bytes(whole[: len(whole) // 2])
+    record = b.store.state_file("sync.json")
+    data = json.loads(record.read_text())
+    data["merging"] = {
+        "before": git(b.store.path, "rev-parse", "HEAD").strip(),
+        "upstream": git(b.store.path, "rev-parse", "origin/main").strip(),
+    }
+    record.write_text(json.dumps(data))
+    assert Sync(b).sync().pushed
+    assert (b.store.path / rel).read_bytes() == whole
+    assert b.store.read_leaf(theirs).text == a.store.read_leaf(theirs).text
+
+
 # ---------------------------------------------------------------------- purge
 SECRETISH = "The door code of the server room is seven four four one, ask Quentin."
 

@@ -69,6 +69,8 @@ MAX_PUSH_RETRIES = 3
 NETWORK_TIMEOUT_S = 300.0
 LOCAL_TIMEOUT_S = 600.0
 STALE_LOCK_S = 600.0
+GIT_WAIT_S = 30.0
+"""How long a sync waits for a git process still working in the store (a killed sync's)."""
 """Where no process table can be read: an index lock older than this is stale."""
 
 SETUP_FILES = (".gitignore", ".gitattributes", PURGED_FILE)
@@ -110,21 +112,22 @@ class SyncError(MemoryServiceError, RuntimeError):
 # ---------------------------------------------------------------------- records
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PulledChanges:
-    """What a pull brought into this store (memory ids)."""
+    """What a pull brought into this store (memory ids; the store's ``AppliedChanges``)."""
 
     added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    """Memories whose annotations changed (corrected, restored…)."""
+    """Memories new to this store (or whose text changed)."""
+    annotated: tuple[str, ...] = ()
+    """Memories whose status changed: flagged OUTDATED, or restored."""
     removed: tuple[str, ...] = ()
     """Memories forgotten elsewhere."""
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
+        return bool(self.added or self.annotated or self.removed)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "added": list(self.added),
-            "changed": list(self.changed),
+            "annotated": list(self.annotated),
             "removed": list(self.removed),
         }
 
@@ -134,7 +137,7 @@ class PulledChanges:
 
         return PulledChanges(
             added=union(self.added, other.added),
-            changed=union(self.changed, other.changed),
+            annotated=union(self.annotated, other.annotated),
             removed=union(self.removed, other.removed),
         )
 
@@ -143,7 +146,7 @@ class PulledChanges:
             f"{n} {word}"
             for n, word in (
                 (len(self.added), "new"),
-                (len(self.changed), "changed"),
+                (len(self.annotated), "corrected or restored"),
                 (len(self.removed), "forgotten"),
             )
             if n
@@ -358,12 +361,14 @@ class _Git:
         check: bool = True,
         timeout: float = LOCAL_TIMEOUT_S,
         extra_env: dict[str, str] | None = None,
+        input_text: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         command = [self.executable, "-C", str(self.folder), *args]
         try:
             done = subprocess.run(
                 command,
-                stdin=subprocess.DEVNULL,
+                input=input_text,
+                stdin=subprocess.DEVNULL if input_text is None else None,
                 capture_output=True,
                 text=True,
                 encoding="utf-8",
@@ -587,16 +592,22 @@ class Sync:
     def _recover(self) -> None:
         """Finish what a killed sync (or git) left behind. Called under the store lock."""
         git_dir = self.folder / ".git"
-        index_lock = git_dir / "index.lock"
-        if index_lock.exists():
-            if _git_holds(self.folder, index_lock):
-                raise SyncError(
-                    "git_failed",
-                    f"another git command is working in {self.folder} (it holds "
-                    ".git/index.lock); run 'ihmt sync' again when it has finished",
-                )
-            logger.warning("removing a stale %s left by a killed git", index_lock)
-            index_lock.unlink(missing_ok=True)
+        locks = _git_locks(git_dir)
+        if locks:
+            # A killed sync's git child may still be finishing: wait for it (bounded).
+            deadline = time.monotonic() + GIT_WAIT_S
+            while _git_runs_in(self.folder):
+                if time.monotonic() >= deadline:
+                    raise SyncError(
+                        "git_failed",
+                        f"another git command is working in {self.folder} (it holds "
+                        f"{locks[0].relative_to(self.folder)}); run 'ihmt sync' again when "
+                        "it has finished",
+                    )
+                time.sleep(0.05)
+            for lock in _git_locks(git_dir):
+                logger.warning("removing %s, left by a killed git", lock)
+                lock.unlink(missing_ok=True)
         if (git_dir / "MERGE_HEAD").exists():
             logger.warning("aborting a merge a killed sync left; it is redone now")
             if not self.git.ok("merge", "--abort"):
@@ -605,12 +616,50 @@ class Sync:
                     f"a merge left in {self.folder} cannot be aborted; finish it by hand "
                     f"(git -C {self.folder} status)",
                 )
-        refreshed = self._state().get("refreshed")
+        state = self._state()
         head = self.git.rev("HEAD")
+        merging = state.get("merging")
+        if isinstance(merging, dict):
+            if head == merging.get("before"):
+                self._repair_torn_files(head, str(merging.get("upstream", "")))
+            self._save_state(merging=None)
+        refreshed = state.get("refreshed")
         if head and isinstance(refreshed, str) and refreshed != head:
             # Killed between a merge and its refresh: the pulled files are on disk, the
             # derived state does not know them yet.
             self._apply_since(refreshed, head)
+
+    def _repair_torn_files(self, before: str, upstream: str) -> None:
+        """A merge killed while it wrote the working tree (its commit not made): a file it
+        was writing may be cut short. Such a file, equal neither to this branch's version
+        nor to the remote's, goes back to this branch's (the redone merge writes the
+        remote's again); complete files are left as they are."""
+        git = self.git
+        if not upstream or not git.ok("cat-file", "-e", f"{upstream}^{{commit}}"):
+            return
+        paths = [
+            p
+            for p in git.paths("diff", "--name-only", "--no-renames", "-z", before, upstream)
+            if (self.folder / p).is_file()
+        ]
+        if not paths:
+            return
+        ours = _blobs(git, before, paths)
+        theirs = _blobs(git, upstream, paths)
+        hashed = git.run(
+            "hash-object", "--no-filters", "--stdin-paths", input_text="\n".join(paths) + "\n"
+        )
+        torn = [
+            p
+            for p, sha in zip(paths, hashed.stdout.split(), strict=False)
+            if sha not in (ours.get(p), theirs.get(p))
+        ]
+        for path in torn:
+            logger.warning("%s was cut short by a killed merge; it is written again", path)
+            if path in ours:
+                git.run("checkout", before, "--", path)
+            else:
+                (self.folder / path).unlink(missing_ok=True)
 
     # step 2
     def _fetch(self) -> None:
@@ -745,8 +794,10 @@ class Sync:
             # config), the memory already on the remote wins.
             args += ["--allow-unrelated-histories", "-X", "theirs"]
         self._identity()
+        self._save_state(merging={"before": before, "upstream": git.rev(upstream)})
         done = git.run(*args, "-m", f"ihmt sync on {self.host}: merge", upstream, check=False)
         if done.returncode != 0:
+            self._save_state(merging=None)
             self._abort_merge(done)
         return self._apply_since(before, git.rev("HEAD"))
 
@@ -778,7 +829,7 @@ class Sync:
         and record ``head`` as refreshed."""
         git = self.git
         if not head or before == head:
-            self._save_state(refreshed=head)
+            self._save_state(refreshed=head, merging=None)
             return PulledChanges()
         if before and git.ok("cat-file", "-e", f"{before}^{{commit}}"):
             paths = git.paths("diff", "--name-only", "--no-renames", "-z", before, head)
@@ -790,10 +841,10 @@ class Sync:
             applied = self.memory.apply_pulled(changed)
             pulled = PulledChanges(
                 added=tuple(applied.added),
-                changed=tuple(applied.changed),
+                annotated=tuple(applied.annotated),
                 removed=tuple(applied.removed),
             )
-        self._save_state(refreshed=head)
+        self._save_state(refreshed=head, merging=None)
         logger.info("refreshed %d pulled path(s): %s", len(changed), pulled.describe())
         return pulled
 
@@ -1228,9 +1279,43 @@ def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def _git_holds(folder: Path, lock: Path) -> bool:
-    """Whether a live git process may hold ``lock``: on Linux, a process named git whose
-    working folder is the repository; elsewhere, a lock younger than ``STALE_LOCK_S``."""
+def _blobs(git: _Git, commit: str, paths: Sequence[str]) -> dict[str, str]:
+    """The blob of each of ``paths`` in ``commit`` (paths it lacks are left out)."""
+    listed = git.run("ls-tree", "-z", "--full-tree", commit, "--", *paths).stdout
+    found: dict[str, str] = {}
+    for entry in listed.split("\0"):
+        if "\t" in entry:
+            meta, path = entry.split("\t", 1)
+            found[path] = meta.split()[2]
+    return found
+
+
+def _git_locks(git_dir: Path) -> list[Path]:
+    """The lock files git takes in a repository (the index, HEAD, refs, the config)."""
+    if not git_dir.is_dir():
+        return []
+    found = [
+        git_dir / name
+        for name in (
+            "index.lock",
+            "HEAD.lock",
+            "config.lock",
+            "packed-refs.lock",
+            "ORIG_HEAD.lock",
+            "MERGE_HEAD.lock",
+        )
+        if (git_dir / name).exists()
+    ]
+    refs = git_dir / "refs"
+    if refs.is_dir():
+        found += sorted(refs.rglob("*.lock"))
+    return found
+
+
+def _git_runs_in(folder: Path) -> bool:
+    """Whether a git process works in ``folder`` now (Linux: a process named git whose
+    working folder it is). Where no process table can be read, a lock younger than
+    ``STALE_LOCK_S`` counts as held."""
     proc = Path("/proc")
     if sys.platform.startswith("linux") and proc.is_dir():
         target = folder.resolve()
@@ -1245,7 +1330,8 @@ def _git_holds(folder: Path, lock: Path) -> bool:
             except OSError:
                 continue
         return False
-    try:
-        return time.time() - lock.stat().st_mtime < STALE_LOCK_S
-    except OSError:
-        return False
+    return any(
+        time.time() - lock.stat().st_mtime < STALE_LOCK_S
+        for lock in _git_locks(folder / ".git")
+        if lock.exists()
+    )
