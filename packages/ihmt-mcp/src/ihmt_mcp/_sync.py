@@ -69,6 +69,8 @@ MAX_PUSH_RETRIES = 3
 NETWORK_TIMEOUT_S = 300.0
 LOCAL_TIMEOUT_S = 600.0
 STALE_LOCK_S = 600.0
+APPLY_SLICE = 2000
+"""Pulled paths refreshed per hold of the store lock."""
 GIT_WAIT_S = 30.0
 """How long a sync waits for a git process still working in the store (a killed sync's)."""
 """Where no process table can be read: an index lock older than this is stale."""
@@ -560,7 +562,9 @@ class Sync:
             with self.store.locked():
                 self._commit_into(commit_info)
                 followed += self._follow_purges(branch)
-                pulled = pulled.merged(self._merge_and_apply(branch))
+                span = self._merge(branch)
+            if span is not None:
+                pulled = pulled.merged(self._apply_since(*span))
             if self._push(branch):
                 pushed = True
                 break
@@ -716,12 +720,28 @@ class Sync:
     def _tracked_present(self) -> list[str]:
         """The tracked paths git can be given (a pathspec that matches nothing fails)."""
         wanted = (*Store.REPLICATED, *SETUP_FILES)
-        tracked = set(self.git.paths("ls-files", "-z", "--", *wanted))
-        return [
-            p
-            for p in wanted
-            if (self.folder / p).exists() or any(t == p or t.startswith(p + "/") for t in tracked)
-        ]
+        present = [p for p in wanted if (self.folder / p).exists()]
+        missing = [p for p in wanted if p not in present]
+        if missing:  # deleted from disk, still in the last commit: the deletion is a change
+            tracked = self.git.paths("ls-files", "-z", "--", *missing)
+            present += [p for p in missing if any(t == p or t.startswith(p + "/") for t in tracked)]
+        return present
+
+    def _untrack_derived(self) -> None:
+        """A store put under git by hand may track derived files: they stay on disk and
+        leave the index (the next commit records that), so no merge meets them."""
+        names = [p.strip("/") for p in Store.UNREPLICATED if "*" not in p]
+        self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *names)
+        status = self.git.run("diff", "--cached", "--name-only", "-z", "--", *names).stdout
+        if status.strip("\0"):
+            self._identity()
+            self.git.run(
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                f"ihmt sync on {self.host}: stop tracking derived files",
+            )
 
     def _keep_unforgotten_leaves(self) -> None:
         """A leaf file deleted without a tombstone was deleted by hand, not forgotten:
@@ -772,15 +792,16 @@ class Sync:
         self.git.run("config", "user.email", f"ihmt@{self.host}")
 
     # step 3b
-    def _merge_and_apply(self, branch: str) -> PulledChanges:
-        """Merge the fetched branch and refresh the derived state. Under the lock."""
+    def _merge(self, branch: str) -> tuple[str, str] | None:
+        """Merge the fetched branch (under the lock); the commits before and after it, or
+        None when there was nothing to merge. The refresh is :meth:`_apply_since`'s."""
         git = self.git
         upstream = f"refs/remotes/{REMOTE}/{branch}"
         if not git.rev(upstream):
-            return PulledChanges()
+            return None
         before = git.rev("HEAD")
         if git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
-            return PulledChanges()
+            return None
         args = ["merge", "--no-edit", "--no-stat", "--no-verify", "-X", "no-renames"]
         if not git.ok("merge-base", "HEAD", upstream):
             if not git.ok("cat-file", "-e", f"{upstream}:ihmt.config.json"):
@@ -799,7 +820,8 @@ class Sync:
         if done.returncode != 0:
             self._save_state(merging=None)
             self._abort_merge(done)
-        return self._apply_since(before, git.rev("HEAD"))
+        self._save_state(merging=None)
+        return before, git.rev("HEAD")
 
     def _abort_merge(self, done: subprocess.CompletedProcess[str]) -> None:
         git = self.git
@@ -837,12 +859,18 @@ class Sync:
             paths = git.paths("ls-tree", "-r", "--name-only", "-z", head)
         changed = [p for p in paths if _replicated(p)]
         pulled = PulledChanges()
-        if changed:
-            applied = self.memory.apply_pulled(changed)
-            pulled = PulledChanges(
-                added=tuple(applied.added),
-                annotated=tuple(applied.annotated),
-                removed=tuple(applied.removed),
+        # In slices, each under the lock: a large pull never keeps an agent's save
+        # waiting for more than one slice. Should the process die midway, the refreshed
+        # commit is still ``before`` and the next sync applies the whole span again.
+        for start in range(0, len(changed), APPLY_SLICE):
+            with self.store.locked():
+                applied = self.memory.apply_pulled(changed[start : start + APPLY_SLICE])
+            pulled = pulled.merged(
+                PulledChanges(
+                    added=tuple(applied.added),
+                    annotated=tuple(applied.annotated),
+                    removed=tuple(applied.removed),
+                )
             )
         self._save_state(refreshed=head, merging=None)
         logger.info("refreshed %d pulled path(s): %s", len(changed), pulled.describe())
@@ -916,6 +944,7 @@ class Sync:
                     )
             self._write_ignore_files()
             git.run("config", "core.autocrlf", "false")
+            git.run("config", "core.untrackedCache", "true")
             if self._remote_url():
                 git.run("remote", "set-url", REMOTE, remote)
             else:
@@ -950,8 +979,10 @@ class Sync:
                 pulled = self._apply_since("", git.rev("HEAD"))
             else:
                 self._commit_into(_Commit())
-                if remote_has:
-                    pulled = self._merge_and_apply(branch)
+                self._untrack_derived()
+                span = self._merge(branch) if remote_has else None
+                if span is not None:
+                    pulled = self._apply_since(*span)
                 else:
                     self._save_state(refreshed=git.rev("HEAD"))
         git.run("config", f"branch.{branch}.remote", REMOTE)
