@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +54,7 @@ __all__ = [
     "SyncInit",
     "SyncReport",
     "SyncStatus",
+    "is_synced",
     "parse_period",
 ]
 
@@ -1190,41 +1191,55 @@ class _Commit:
 
 # ---------------------------------------------------------------------- background
 class BackgroundSync:
-    """Runs :meth:`Sync.sync` every ``period`` seconds in a daemon thread.
+    """Runs :meth:`Sync.sync` every ``period`` seconds in a daemon thread (the MCP
+    server's ``IHMT_SYNC_EVERY``).
 
-    It opens its own :class:`~ihmt_mcp.Memory` (through ``open_memory``) on each round,
-    so it never shares the server's. A failure is logged and the next round tries
-    again; nothing it does can stop the server.
+    Each round opens a :class:`~ihmt_mcp.Memory` of its own with ``open_memory`` (the
+    store lock serialises it with the server's), and skips the store, without opening
+    it, while ``folder`` is not synced. A failure is logged and the next round tries
+    again: nothing a round does can stop the server.
     """
 
-    def __init__(self, open_memory: Any, period: float) -> None:
+    def __init__(
+        self, open_memory: Callable[[], Memory], period: float, *, folder: Path | None = None
+    ) -> None:
         if period <= 0:
             raise ValueError("the sync period must be positive")
         self._open_memory = open_memory
         self.period = period
+        self.folder = folder
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.rounds = 0
+        """Rounds run so far (skipped ones included)."""
         self.last_error = ""
+        """What the last round failed with ('' when it did not fail)."""
 
     def start(self) -> None:
+        """Start the thread (its first round runs one period from now)."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="ihmt-sync", daemon=True)
             self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Ask the thread to end after its current round, and wait for it (bounded)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
 
     def run_once(self) -> SyncReport | None:
-        """One round: None when the memory is not synced or the round failed (logged)."""
+        """One round: None when the store is not synced, or the round failed (logged)."""
         try:
-            with self._open_memory() as memory:
+            if self.folder is not None and not is_synced(self.folder):
+                return None
+            memory = self._open_memory()
+            try:
                 sync = Sync(memory)
                 if not sync.is_initialised():
                     return None
                 report = sync.sync()
+            finally:
+                memory.close()
         except Exception as exc:  # noqa: BLE001 (a background round must never end the server)
             self.last_error = str(exc)
             logger.warning("background sync failed: %s", exc)
@@ -1244,7 +1259,7 @@ def parse_period(text: str) -> float | None:
     """Seconds in a period like ``10m``, ``30s``, ``2h`` or ``90``; None for off/empty.
 
     Raises:
-        ValueError: not a period, or shorter than ten seconds.
+        ValueError: not a period, or shorter than a second.
     """
     value = text.strip().lower()
     if value in ("", "0", "off", "no", "false", "never"):
@@ -1253,12 +1268,23 @@ def parse_period(text: str) -> float | None:
     if match is None:
         raise ValueError(f"{text!r} is not a period; use e.g. 10m, 30s or 1h")
     seconds = float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
-    if seconds < 10:
-        raise ValueError(f"{text!r} is too short a sync period; use 10s or more")
+    if seconds < 1:
+        raise ValueError(f"{text!r} is too short a sync period; use 1s or more (10m is usual)")
     return seconds
 
 
 # ---------------------------------------------------------------------- helpers
+def is_synced(folder: Path) -> bool:
+    """Whether the store at ``folder`` is synced with git: its own repository, with a
+    remote (read from ``.git/config``, without running git: ``forget`` asks it)."""
+    config = folder / ".git" / "config"
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r'^\s*\[remote\s+"[^"]+"\]', text, flags=re.MULTILINE) is not None
+
+
 def _replicated(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in Store.REPLICATED)
 
