@@ -537,7 +537,17 @@ class Sync:
         Raises:
             SyncError: one line saying why; what was committed stays for the next sync.
         """
+        return self._sync()
+
+    def _sync(self, *, finishing_purge: bool = False) -> SyncReport:
         branch = self._require()
+        pending = self._state().get("purge_pending")
+        if pending and not finishing_purge:
+            raise SyncError(
+                "rejected",
+                f"the purge of {pending} has not reached the remote yet, and a sync now "
+                f"would bring its history back; finish it with 'ihmt sync --purge {pending}'",
+            )
         with self.store.locked():
             self._recover()
         followed: list[str] = []
@@ -1067,29 +1077,39 @@ class Sync:
                 f"{leaf_id} is a live memory; forget it first ('ihmt forget {leaf_id}'), then "
                 f"purge it ('ihmt sync --purge {leaf_id}')",
             )
-        # Everything else goes first, so that the forced push drops no one's work.
-        self.sync()
+        # Everything else goes first (the remote's history merged in, even an old one a
+        # failed purge left there), so that the forced push drops no one's work.
+        self._sync(finishing_purge=True)
         git = self.git
         paths = _purge_paths(leaf_id)
         with self.store.locked():
-            held = git.out("log", "--all", "--format=%H", "--", *paths)
+            # --full-history: without it git prunes a merged side branch whose files equal
+            # the other side's, exactly where an old history merged back in hides.
+            held = git.out("log", "--all", "--full-history", "--format=%H", "--", *paths)
             if not held:
+                self._save_state(purge_pending=None)
                 return PurgeReport(
                     id=leaf_id, paths=paths, rewritten=False, pushed=False, others=""
                 )
             before = git.rev(f"refs/remotes/{REMOTE}/{branch}")
             self._rewrite(paths, [f"refs/heads/{branch}"])
             self._record_purged(leaf_id)
-            self._identity()
             git.run("add", "--", PURGED_FILE)
-            git.run(
-                "commit",
-                "--quiet",
-                "--no-verify",
-                "-m",
-                f"ihmt sync on {self.host}: purged {leaf_id}",
+            if git.paths("diff", "--cached", "--name-only", "-z"):
+                self._identity()
+                git.run(
+                    "commit",
+                    "--quiet",
+                    "--no-verify",
+                    "-m",
+                    f"ihmt sync on {self.host}: purged {leaf_id}",
+                )
+            # Until the forced push lands, a plain sync would merge the old history back.
+            self._save_state(
+                refreshed=git.rev("HEAD"),
+                purged=sorted({*self._purged_here(), leaf_id}),
+                purge_pending=leaf_id,
             )
-            self._save_state(refreshed=git.rev("HEAD"), purged=[*self._purged_here(), leaf_id])
         done = git.run(
             "push",
             "--porcelain",
@@ -1103,13 +1123,14 @@ class Sync:
         if done.returncode != 0:
             raise SyncError(
                 "rejected",
-                f"{leaf_id} was purged from this clone, but the forced push failed "
-                f"({_porcelain_reason(done.stdout + done.stderr)}); run "
-                f"'ihmt sync --purge {leaf_id}' again",
+                f"{leaf_id} was purged from this clone, but the remote refused the forced "
+                f"push ({_porcelain_reason(done.stdout + done.stderr)}; a protected branch "
+                "must allow it); 'ihmt sync' waits until "
+                f"'ihmt sync --purge {leaf_id}' has finished",
             )
         git.run("fetch", "--quiet", "--no-tags", "--prune", REMOTE, timeout=NETWORK_TIMEOUT_S)
         self._drop_unreachable()
-        self._save_state(last_sync=now_timestamp(), pushed=git.rev("HEAD"))
+        self._save_state(last_sync=now_timestamp(), pushed=git.rev("HEAD"), purge_pending=None)
         return PurgeReport(
             id=leaf_id,
             paths=paths,
@@ -1171,7 +1192,7 @@ class Sync:
         if not todo:
             return []
         paths = [p for leaf_id in todo for p in _purge_paths(leaf_id)]
-        if git.out("log", f"refs/heads/{branch}", "--format=%H", "--", *paths):
+        if git.out("log", f"refs/heads/{branch}", "--full-history", "--format=%H", "--", *paths):
             self._rewrite(paths, [f"refs/heads/{branch}"])
             self._drop_unreachable()
             # The files on disk are those of the rewritten HEAD (less the purged ones,
