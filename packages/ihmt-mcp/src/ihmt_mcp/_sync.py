@@ -323,6 +323,19 @@ def _git_missing() -> SyncError:
     )
 
 
+def _subcommand(args: Sequence[str]) -> str:
+    """The git command ``args`` run (``merge`` in ``-c k=v merge …``)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-c", "-C"):
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return args[0] if args else "git"
+
+
 def _first_line(text: str) -> str:
     """The line of git's stderr worth showing: its ``fatal:``/``error:`` line if any."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -385,14 +398,13 @@ class _Git:
         except subprocess.TimeoutExpired:
             raise SyncError(
                 "timeout",
-                f"'git {args[0]}' did not finish in {timeout:.0f} seconds and was stopped; "
-                "nothing was lost, run 'ihmt sync' again",
+                f"'git {_subcommand(args)}' did not finish in {timeout:.0f} seconds and was "
+                "stopped; nothing was lost, run 'ihmt sync' again",
             ) from None
-        logger.debug("git %s -> %d", " ".join(args[:3]), done.returncode)
+        logger.debug("git %s -> %d", _subcommand(args), done.returncode)
         if check and done.returncode != 0:
-            raise SyncError(
-                "git_failed", f"'git {args[0]}' failed: {_first_line(done.stderr + done.stdout)}"
-            )
+            reason = _first_line(done.stderr + done.stdout)
+            raise SyncError("git_failed", f"'git {_subcommand(args)}' failed: {reason}")
         return done
 
     def out(self, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> str:
@@ -813,7 +825,21 @@ class Sync:
         before = git.rev("HEAD")
         if git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
             return None
-        args = ["merge", "--no-edit", "--no-stat", "--no-verify", "-X", "no-renames"]
+        # No rename detection, of files or folders: it pairs unrelated note files, and it
+        # "moves" a leaf saved here into another domain's folder when the other machine
+        # emptied this leaf's folder (a conflict with no conflict in it).
+        args = [
+            "-c",
+            "merge.renames=false",
+            "-c",
+            "merge.directoryRenames=false",
+            "merge",
+            "--no-edit",
+            "--no-stat",
+            "--no-verify",
+            "-X",
+            "no-renames",
+        ]
         if not git.ok("merge-base", "HEAD", upstream):
             if not git.ok("cat-file", "-e", f"{upstream}:ihmt.config.json"):
                 raise SyncError(
