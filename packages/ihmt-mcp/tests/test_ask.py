@@ -124,3 +124,14 @@ def test_ask_takes_the_keywords_of_search(memory: Memory, luis: dict[str, str]) 
     full = memory.ask("Luis", lambda _: "Benidorm", detail="full", project="osprey")
     assert full.compact == memory.search("Luis", "Benidorm", "full", project="osprey").compact
     assert f"id: {luis['Pardo']}" in full.compact
+
+
+@pytest.mark.parametrize("bad", [{"detail": "everything"}, {"as_of": "next tuesday"}])
+def test_an_empty_question_is_refused_before_its_options_are_read(
+    memory: Memory, bad: dict[str, str]
+) -> None:
+    """The order the navigator checks in: the question first, then the filters."""
+    with pytest.raises(ValueError, match="the query is empty"):
+        memory.search("  ", **bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the query is empty"):
+        memory.ask("", lambda result: None, **bad)  # type: ignore[arg-type]

@@ -101,6 +101,13 @@ def _search_options(
     )
 
 
+def _check_query(navigator: Navigator, query: str) -> None:
+    """An empty query is refused before the options are checked, as the navigator does:
+    it raises its own ValueError, so the message is said in one place."""
+    if not isinstance(query, str) or not query.strip():
+        navigator.search(query)
+
+
 HAND_EDIT_CHECK_S = 60.0
 """How often (at most) a search looks for leaves edited by hand whose size changed: on
 the first search of a process, then once a minute (a ``stat`` per leaf)."""
@@ -542,6 +549,7 @@ class Memory:
             ValueError: an empty query.
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
+        _check_query(self.navigator, query)
         current = self._project(project)
         options = _search_options(current, detail, as_of, limit, domain)
         return self._searched(query, clue or None, options)
@@ -567,6 +575,7 @@ class Memory:
             ValueError: an empty query.
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
+        _check_query(self.navigator, query)
         current = self._project(keywords.get("project"))
         options = _search_options(
             current,
