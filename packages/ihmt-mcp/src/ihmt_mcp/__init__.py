@@ -18,8 +18,9 @@ Entry points:
 Every name below is a reviewed contract: ``tests/test_exports.py`` holds the list.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader  # type: ignore[import-untyped]
 
 from ihmt_mcp._records import (
     CorrectionRecord,
@@ -53,24 +54,18 @@ if TYPE_CHECKING:
     from ihmt_mcp._server import build_server, main
 
 # The composition, the code indexes and the server import the other packages (and the
-# MCP SDK): they load on first use, so that ``from ihmt_mcp import Settings`` (a hook that
-# must answer in milliseconds) stays cheap.
-_LAZY: dict[str, str] = {
-    "MAX_FILE_BYTES": "ihmt_mcp._ingest",
-    "Memory": "ihmt_mcp._memory",
-    "ProjectIndex": "ihmt_mcp._project",
-    **dict.fromkeys(("PortableMemory", "write_jsonl", "write_markdown"), "ihmt_mcp._portable"),
-    **dict.fromkeys(("build_server", "main"), "ihmt_mcp._server"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ihmt_mcp' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+# MCP SDK): they load on first use (lazy_loader, PEP 562), so that ``from ihmt_mcp import
+# Settings`` (a hook that must answer in milliseconds) stays cheap.
+__getattr__, _, _ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_ingest": ["MAX_FILE_BYTES"],
+        "_memory": ["Memory"],
+        "_portable": ["PortableMemory", "write_jsonl", "write_markdown"],
+        "_project": ["ProjectIndex"],
+        "_server": ["build_server", "main"],
+    },
+)
 
 
 def __dir__() -> list[str]:
