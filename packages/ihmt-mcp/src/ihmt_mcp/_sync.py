@@ -323,6 +323,12 @@ def _git_missing() -> SyncError:
     )
 
 
+_LOCAL_RACE = re.compile(
+    r"cannot lock ref|but expected|\.lock'?: File exists|unable to update local ref"
+)
+"""git's words for a ref another local git holds or just moved (not a network failure)."""
+
+
 def _subcommand(args: Sequence[str]) -> str:
     """The git command ``args`` run (``merge`` in ``-c k=v merge …``)."""
     skip = False
@@ -619,20 +625,19 @@ class Sync:
     def _recover(self) -> None:
         """Finish what a killed sync (or git) left behind. Called under the store lock."""
         git_dir = self.folder / ".git"
+        # A killed sync's git child (a merge, a push) may still be finishing, orphaned:
+        # wait for it (bounded) before touching what it works on.
+        busy = self._wait_for_git()
         locks = _git_locks(git_dir)
         if locks:
-            # A killed sync's git child may still be finishing: wait for it (bounded).
-            deadline = time.monotonic() + GIT_WAIT_S
-            while _git_runs_in(self.folder):
-                if time.monotonic() >= deadline:
-                    raise SyncError(
-                        "git_failed",
-                        f"another git command is working in {self.folder} (it holds "
-                        f"{locks[0].relative_to(self.folder)}); run 'ihmt sync' again when "
-                        "it has finished",
-                    )
-                time.sleep(0.05)
-            for lock in _git_locks(git_dir):
+            if busy:
+                raise SyncError(
+                    "git_failed",
+                    f"another git command is working in {self.folder} (it holds "
+                    f"{locks[0].relative_to(self.folder)}); run 'ihmt sync' again when "
+                    "it has finished",
+                )
+            for lock in locks:
                 logger.warning("removing %s, left by a killed git", lock)
                 lock.unlink(missing_ok=True)
         if (git_dir / "MERGE_HEAD").exists():
@@ -689,21 +694,38 @@ class Sync:
                 (self.folder / path).unlink(missing_ok=True)
 
     # step 2
+    def _wait_for_git(self) -> bool:
+        """Wait (at most ``GIT_WAIT_S``) until no git works in the store folder; whether
+        one still does."""
+        deadline = time.monotonic() + GIT_WAIT_S
+        while _git_runs_in(self.folder):
+            if time.monotonic() >= deadline:
+                return True
+            time.sleep(0.05)
+        return False
+
     def _fetch(self) -> None:
-        done = self.git.run(
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--prune",
-            REMOTE,
-            check=False,
-            timeout=NETWORK_TIMEOUT_S,
-        )
-        if done.returncode != 0:
-            raise SyncError(
-                "unreachable",
-                f"cannot reach the remote {self._remote_url()}: {_first_line(done.stderr)}",
+        for attempt in range(3):
+            done = self.git.run(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--prune",
+                REMOTE,
+                check=False,
+                timeout=NETWORK_TIMEOUT_S,
             )
+            if done.returncode == 0:
+                return
+            if not _LOCAL_RACE.search(done.stderr) or attempt == 2:
+                break
+            # Another git (another sync's push, a killed sync's orphan) moved or held the
+            # remote-tracking ref at that moment: not the network. Wait and fetch again.
+            self._wait_for_git()
+        raise SyncError(
+            "unreachable",
+            f"cannot reach the remote {self._remote_url()}: {_first_line(done.stderr)}",
+        )
 
     # step 3a
     def _commit_into(self, info: _Commit) -> None:
@@ -934,6 +956,11 @@ class Sync:
         if done.returncode == 0:
             return True
         text = done.stdout + done.stderr
+        if _LOCAL_RACE.search(text):
+            # Pushed or not, another local git held the remote-tracking ref: the next
+            # round fetches, finds what the remote has, and pushes what it lacks.
+            self._wait_for_git()
+            return False
         if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
             return False
         if "[remote rejected]" in text:
