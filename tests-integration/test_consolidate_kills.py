@@ -84,7 +84,9 @@ def _template(root: Path, *, consolidated: int, loose: int) -> dict[str, str]:
     return texts
 
 
-@pytest.mark.parametrize(("consolidated", "loose"), [(0, 9), (9, 7)])
+# Format 2 writes no leaf during consolidation (a parent lives in the catalog), so a
+# run moves only branch files: 17 loose leaves give it as many renames as 9 did.
+@pytest.mark.parametrize(("consolidated", "loose"), [(0, 17), (9, 7)])
 def test_a_consolidation_killed_at_any_rename_leaves_nothing_unreachable(
     tmp_path: Path, python: str, consolidated: int, loose: int
 ) -> None:

@@ -85,7 +85,7 @@ def test_four_processes_saving_at_once_lose_nothing(tmp_path: Path, python: str)
 CRASHER = textwrap.dedent(
     """
     import sys
-    from ihmt_store import Branch, Correction, Store
+    from ihmt_store import Branch, ChildRef, Correction, Store
     from ihmt_store.testing import make_leaf
     path, round_ = sys.argv[1], int(sys.argv[2])
     store = Store.open(path)
@@ -111,7 +111,12 @@ CRASHER = textwrap.dedent(
             print("outdated", leaf.leaf_id, flush=True)
         if i % 11 == 10:
             node = f"N1-general-r{round_}i{i}"
-            branch = Branch(node_id=node, layer=1, domain="general", title="t", summary="s")
+            # Format 2: the branch file lists its child (the only record of the
+            # parent on disk; the leaf never names it).
+            branch = Branch(
+                node_id=node, layer=1, domain="general", title="t", summary="s",
+                children=(ChildRef(id=leaf.leaf_id, kind="leaf", title="t", excerpt="e"),),
+            )  # fmt: skip
             store.put_branch(branch)
             store.set_parent([leaf.leaf_id], node)
             print("parent", leaf.leaf_id, node, flush=True)

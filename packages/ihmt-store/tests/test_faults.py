@@ -233,12 +233,16 @@ def _two_layers(root: Path) -> tuple[Store, list[str], Branch]:
 def test_a_branch_deleted_by_hand_is_repaired_by_rebuild(tmp_path: Path) -> None:
     # Issue #13 D12: stats showed unreachable 4 for good.
     store, ids, branch = _two_layers(tmp_path / "m")
+    files = [tmp_path / "m" / e.path for e in store.entries(ids).values()]
+    before = [f.read_bytes() for f in files]
     (tmp_path / "m" / branch_rel(branch.node_id, 1)).unlink()
     store.rebuild()
     stats = store.stats()
     assert (stats.unreachable, stats.branches, stats.unconsolidated) == (0, 0, 4)
-    # The leaves were not rewritten by the repair: their headers still name the branch.
-    assert all(store.read_leaf(i).parent_id == branch.node_id for i in ids)
+    # The leaves were not rewritten by the repair (format 2: a leaf's file never names
+    # its parent; the catalog let go of the branch).
+    assert [f.read_bytes() for f in files] == before
+    assert all(store.read_leaf(i).parent_id is None for i in ids)
     store.close()
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,8 @@ def test_a_leaf_round_trips_byte_for_byte(text: str, tags: list[str]) -> None:
     assert leaf_bytes(back) == data
 
 
-def test_a_corrected_leaf_keeps_its_correction_through_the_file() -> None:
+def test_a_leaf_file_holds_no_annotations() -> None:
+    # Format 2: the parent lives in the catalog and a correction in a note.
     leaf = make_leaf(
         "staging runs PostgreSQL 15",
         outdated_by=Correction(by="L-general-0000-abc", date="2026-02-03", reason="moved to 17"),
@@ -112,7 +114,25 @@ def test_a_corrected_leaf_keeps_its_correction_through_the_file() -> None:
         project="falcon",
         parent_id="N1-general-1",
     )
-    back = parse_leaf(leaf_bytes(leaf), PATH)
+    data = leaf_bytes(leaf)
+    assert b"parent_id" not in data and b"outdated_by" not in data
+    back = parse_leaf(data, PATH)
+    assert back == leaf.evolve(parent_id=None, outdated_by=None)
+
+
+def test_a_format_1_header_still_reads_its_correction() -> None:
+    # What the migration to format 2 turns into a note.
+    leaf = make_leaf("staging runs PostgreSQL 15", span=Span(start_line=3, end_line=9),
+                     project="falcon")  # fmt: skip
+    head = {
+        **leaf.header(),
+        "parent_id": "N1-general-1",
+        "outdated_by": {"leaf_id": "L-general-0000-abc", "date": "2026-02-03",
+                        "reason": "moved to 17"},
+    }  # fmt: skip
+    data = ("<<<IHMT-META\n" + json.dumps(head) + "\nIHMT-META>>>\n" + leaf.text).encode()
+    back = parse_leaf(data, PATH)
+    assert back.parent_id == "N1-general-1"
     assert back.outdated_by == Correction(
         by="L-general-0000-abc", date="2026-02-03T00:00:00Z", reason="moved to 17"
     )

@@ -60,7 +60,7 @@ def test_a_new_store_has_the_documented_layout(tmp_path: Path) -> None:
     for name in ("ihmt.config.json", "root.json", "layer0", "layers", "state/index.sqlite3"):
         assert (tmp_path / "m" / name).exists(), name
     config = json.loads((tmp_path / "m" / "ihmt.config.json").read_text())
-    assert config["format_version"] == 1
+    assert config["format_version"] == 2
     assert config["branch_factor"] == 4
     assert Store.open(tmp_path / "m").config.branch_factor == 4
 
@@ -102,8 +102,9 @@ def test_an_older_store_is_upgraded_in_place_without_touching_leaves(tmp_path: P
     cfg = tmp_path / "m" / "ihmt.config.json"
     cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "format_version": 0}))
     reopened = Store.open(tmp_path / "m")
-    assert reopened.config.format_version == 1
-    assert json.loads(cfg.read_text())["format_version"] == 1
+    assert reopened.config.format_version == 2
+    assert json.loads(cfg.read_text())["format_version"] == 2
+    # A leaf already in the format-2 shape is not rewritten by the migration.
     assert leaf_file.read_bytes() == before
     assert reopened.read_leaf(leaves[0].leaf_id).text == "remember the milk"
 
@@ -267,8 +268,14 @@ def test_the_trunk_references_everything_without_a_parent(store: Store) -> None:
 
 
 def test_an_item_under_a_missing_branch_counts_as_unreachable(store: Store) -> None:
-    leaf = make_leaf("orphan")
-    store.put_leaf(leaf.evolve(parent_id="N1-general-gone"))
+    # Format 2: a leaf never names its parent (a parent given for a missing branch is
+    # not kept); a branch file still does, and may name one that is gone.
+    leaf = store.put_leaf(make_leaf("orphan").evolve(parent_id="N1-general-gone"))
+    assert leaf.parent_id is None and store.stats().unreachable == 0
+    store.put_branch(
+        Branch(node_id="N1-general-lost", layer=1, domain="general", title="t", summary="s",
+               parent_id="N2-general-gone")
+    )  # fmt: skip
     assert store.stats().unreachable == 1
 
 
@@ -386,6 +393,12 @@ def test_rebuild_from_the_files_gives_the_same_catalog_and_answers(tmp_path: Pat
                         domain=loose[0].domain,
                         title=f"group {node}",
                         summary=" ".join(e.title for e in loose),
+                        # A branch lists its children (format 2: the only record of
+                        # a leaf's parent on disk), as consolidation writes it.
+                        children=tuple(
+                            ChildRef(id=e.id, kind="leaf", title=e.title, excerpt=e.excerpt)
+                            for e in loose
+                        ),
                     )
                 )
                 store.set_parent([e.id for e in loose], node)
@@ -582,8 +595,10 @@ def test_the_fast_candidate_path_returns_the_true_bm25_top(tmp_path: Path) -> No
     conn.close()
 
 
-def test_a_branch_listing_an_unstamped_child_is_visible(store: Store) -> None:
-    """What an interrupted consolidation leaves: the branch written, a child not stamped."""
+def test_a_branch_listing_a_leaf_is_its_parent(store: Store) -> None:
+    """Format 2: the branch's list is the only record of a leaf's parent on disk, so a
+    consolidation interrupted before its stamps leaves no unstamped leaf: the catalog
+    and a rebuild both take the listing branch."""
     a, b = make_leaf("a", position=1), make_leaf("b", position=2)
     store.put_leaves([a, b])
     refs = tuple(ChildRef(id=x.leaf_id, kind="leaf", title="t", excerpt="e") for x in (a, b))
@@ -597,9 +612,10 @@ def test_a_branch_listing_an_unstamped_child_is_visible(store: Store) -> None:
         a.leaf_id: ["N1-general-x"],
         b.leaf_id: ["N1-general-x"],
     }
-    assert store.entry(b.leaf_id).parent_id is None  # type: ignore[union-attr]
+    assert store.entry(b.leaf_id).parent_id == "N1-general-x"  # type: ignore[union-attr]
     store.rebuild()
     assert store.listed_in([b.leaf_id]) == {b.leaf_id: ["N1-general-x"]}
+    assert store.entry(b.leaf_id).parent_id == "N1-general-x"  # type: ignore[union-attr]
 
 
 def test_rebuild_reports_its_progress(store: Store) -> None:

@@ -10,6 +10,7 @@ files by the next one (:func:`replay_journal`).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,14 +29,22 @@ from ihmt_store._files import (
     within,
     write_temp,
 )
-from ihmt_store._index import Index, branch_row, leaf_row
-from ihmt_store._layout import BRANCH_DIR, JOURNAL_FILE, LEAF_DIR, STATE_DIR
+from ihmt_store._index import Index, branch_row
+from ihmt_store._layout import (
+    BRANCH_DIR,
+    FORGOTTEN_DIR,
+    JOURNAL_FILE,
+    LEAF_DIR,
+    NOTES_DIR,
+    STATE_DIR,
+)
+from ihmt_store._notes import Note, index_leaf, is_tombstoned, note_files, note_rel, refold
 from ihmt_store._records import Branch, Leaf
 from ihmt_store.errors import CorruptFileError, StoreIOError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Batch", "clear_journal", "journal_path", "replay_journal"]
+__all__ = ["Batch", "bury", "clear_journal", "journal_path", "replay_journal"]
 
 
 class Batch:
@@ -64,6 +73,13 @@ class Batch:
         self.scrub = False
         """Set by a forget: after the commit, no trace of deleted text stays in the index."""
         self._data: dict[str, bytes] = {}
+        self._raw: dict[str, bytes] = {}
+        self.notes: dict[str, list[Note]] = {}
+        """Notes staged in this batch, by leaf id (the fold counts them before they land)."""
+        self.gone: set[str] = set()
+        """Leaf ids whose tombstone is staged in this batch."""
+        self.prune: set[str] = set()
+        """Folders (notes of a forgotten leaf) removed at commit once empty."""
 
     def note(self, rel: str) -> None:
         """Remember that ``rel`` will be replaced or removed at commit.
@@ -91,6 +107,22 @@ class Batch:
         self.removals.discard(rel)
         self.pending[rel] = record
 
+    def write_raw(self, rel: str, data: bytes) -> None:
+        """Stage the bytes of a file that is not a leaf or branch (a note, a tombstone)."""
+        self.removals.discard(rel)
+        self._raw[rel] = data
+
+    def staged(self, rel: str) -> bool:
+        """Whether ``rel`` is staged to be written at commit."""
+        return rel in self.pending or rel in self._raw
+
+    def add_note(self, note: Note) -> None:
+        """Stage a new note file (journaled) and count it in this batch's folds."""
+        rel = note_rel(note)
+        self.note(rel)
+        self.write_raw(rel, note.to_bytes())
+        self.notes.setdefault(note.leaf, []).append(note)
+
     def read(self, rel: str) -> Leaf | Branch | None:
         """The record staged for ``rel`` in this batch (or read from disk in it), if any.
 
@@ -111,6 +143,7 @@ class Batch:
     def remove(self, rel: str) -> None:
         """Stage the deletion of ``rel`` (done at commit, after the writes)."""
         self.pending.pop(rel, None)
+        self._raw.pop(rel, None)
         self.removals.add(rel)
 
     def serialize(self) -> list[tuple[int, str]]:
@@ -126,6 +159,7 @@ class Batch:
                 raw = branch_bytes(record)
                 sizes.append((len(raw), record.node_id))
             data[rel] = raw
+        data.update(self._raw)
         return sizes
 
     def publish(self) -> None:
@@ -163,10 +197,17 @@ class Batch:
             replace_temp(tmp, full)
         self.pending.clear()
         self._data.clear()
+        self._raw.clear()
         self.temps.clear()
         for rel in self.removals:
             unlink_quietly(root / rel)
         self.removals.clear()
+        for rel in self.prune:
+            try:
+                os.rmdir(root / rel)
+            except OSError:
+                pass  # not empty (a note landed meanwhile) or already gone
+        self.prune.clear()
         for folder in dirs:
             fsync_dir(folder)
 
@@ -185,6 +226,10 @@ class Batch:
         self.temps.clear()
         self.pending.clear()
         self._data.clear()
+        self._raw.clear()
+        self.notes.clear()
+        self.gone.clear()
+        self.prune.clear()
         self.removals.clear()
 
     def close(self) -> None:
@@ -257,6 +302,17 @@ def replay_journal(root: Path, index: Callable[[], Index], *, quiet: bool = Fals
 def _reindex_path(root: Path, index: Index, rel: str) -> None:
     full = root / rel
     item_id = Path(rel).stem
+    parts = rel.split("/")
+    if parts[0] == NOTES_DIR and len(parts) == 3:
+        if is_tombstoned(root, parts[1]):
+            unlink_quietly(full)
+        else:
+            refold(root, index, parts[1])
+        return
+    if parts[0] == FORGOTTEN_DIR:
+        if full.is_file():
+            bury(root, index, item_id)
+        return
     try:
         if not within(full, root):
             raise CorruptFileError(
@@ -275,14 +331,38 @@ def _reindex_path(root: Path, index: Index, rel: str) -> None:
     try:
         if rel.startswith(LEAF_DIR + "/"):
             leaf = parse_leaf(data, full)
-            row, fields = leaf_row(leaf, rel, len(data))
+            if is_tombstoned(root, leaf.leaf_id):
+                bury(root, index, leaf.leaf_id)
+                return
+            index_leaf(root, index, leaf, rel, len(data))
         else:
             branch = parse_branch(data, full)
             row, fields = branch_row(branch, rel, len(data))
             index.upsert(row, fields, [c.id for c in branch.children])
-            return
+            # As put_branch does: the list is the only record of a leaf's parent.
+            index.adopt_listed(branch.node_id, [c.id for c in branch.children if c.kind == "leaf"])
     except CorruptFileError as exc:
         logger.warning("%s; left as it is and kept out of the index", exc)
         index.delete(item_id)
-        return
-    index.upsert(row, fields)
+
+
+def bury(root: Path, index: Index, leaf_id: str) -> bool:
+    """Apply a tombstone that is on disk, outside a batch (recovery): the leaf's file
+    and notes go, its row goes, and the leaves it corrected fold again. True when
+    something was deleted. Deletes nothing but what the tombstone names."""
+    entry = index.get(leaf_id)
+    done = False
+    if entry is not None and entry.kind == "leaf":
+        unlink_quietly(root / entry.path)
+        index.delete(leaf_id)
+        done = True
+    for rel in note_files(root, leaf_id):
+        unlink_quietly(root / rel)
+        done = True
+    try:
+        os.rmdir(root / NOTES_DIR / leaf_id)
+    except OSError:
+        pass
+    for other in index.corrected_by(leaf_id):
+        refold(root, index, other.id)
+    return done

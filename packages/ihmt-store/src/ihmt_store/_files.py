@@ -15,6 +15,7 @@ from ihmt_store._records import Branch, Leaf
 from ihmt_store.errors import CorruptFileError, StoreIOError
 
 __all__ = [
+    "FORMAT1_KEYS",
     "HEADER_END",
     "HEADER_START",
     "TEMP_SUFFIX",
@@ -29,6 +30,7 @@ __all__ = [
     "remove_temp_files",
     "replace_temp",
     "within",
+    "without_format1_keys",
     "sync_paths",
     "unlink_quietly",
     "write_temp",
@@ -75,6 +77,34 @@ def parse_leaf(data: bytes, path: Path) -> Leaf:
         raise CorruptFileError(f"leaf header lacks {exc}", path=path) from None
     except (TypeError, ValueError) as exc:
         raise CorruptFileError(f"invalid leaf header: {exc}", path=path) from None
+
+
+FORMAT1_KEYS = ("parent_id", "outdated_by")
+"""Header keys of format 1 that format 2 keeps out of leaf files."""
+
+
+def without_format1_keys(data: bytes, path: Path) -> bytes | None:
+    """The bytes of a format-1 leaf file with ``parent_id`` and ``outdated_by`` taken
+    out of its header (every other key, their order and the text unchanged), or None
+    when the header holds neither. The same input always gives the same bytes.
+
+    Raises:
+        CorruptFileError: the header cannot be read.
+    """
+    start = HEADER_START.encode()
+    end = HEADER_END.encode()
+    stop = data.find(end, len(start) - 1)
+    if not data.startswith(start) or stop < 0:
+        raise CorruptFileError("not an IHMT leaf (no header)", path=path)
+    try:
+        head = json.loads(data[len(start) : stop].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
+    if not isinstance(head, dict) or not any(key in head for key in FORMAT1_KEYS):
+        return None
+    for key in FORMAT1_KEYS:
+        head.pop(key, None)
+    return (HEADER_START + _pretty(head) + HEADER_END).encode("utf-8") + data[stop + len(end) :]
 
 
 _CHECKSUM = re.compile(rb'"checksum":\s*"([^"]*)"')

@@ -41,7 +41,7 @@ __all__ = [
     "leaf_row",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -86,6 +86,9 @@ CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) W
 CREATE TABLE IF NOT EXISTS members(branch_id TEXT NOT NULL, child_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS members_child ON members(child_id);
 CREATE INDEX IF NOT EXISTS members_branch ON members(branch_id);
+CREATE TABLE IF NOT EXISTS folded(
+    leaf_id TEXT PRIMARY KEY, reason TEXT NOT NULL, extra TEXT NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -513,6 +516,65 @@ class Index:
             "UPDATE items SET parent_id = ? WHERE id = ?", [(parent_id, i) for i in item_ids]
         )
 
+    def set_status(self, leaf_id: str, outdated_by: str | None, outdated_on: str | None) -> None:
+        """Change only a leaf's OUTDATED flag (the fold of its notes decides it)."""
+        self.conn.execute(
+            "UPDATE items SET status = ?, outdated_by = ?, outdated_on = ? WHERE id = ?",
+            ("outdated" if outdated_by else "active", outdated_by, outdated_on, leaf_id),
+        )
+
+    def set_folded(self, leaf_id: str, reason: str, extra: dict[str, Any]) -> None:
+        """Keep what the fold of a leaf's notes gives beyond the catalog row: the reason
+        of its correction and the ``extra`` keys notes added (none: no row)."""
+        if not reason and not extra:
+            self.conn.execute("DELETE FROM folded WHERE leaf_id = ?", (leaf_id,))
+            return
+        self.conn.execute(
+            "INSERT INTO folded(leaf_id, reason, extra) VALUES (?, ?, ?) "
+            "ON CONFLICT(leaf_id) DO UPDATE SET reason = excluded.reason, extra = excluded.extra",
+            (leaf_id, reason, json.dumps(extra, ensure_ascii=False, sort_keys=True)),
+        )
+
+    def folded_of(self, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``(reason, extra)`` of each leaf of ``ids`` whose notes give either."""
+        out: dict[str, tuple[str, dict[str, Any]]] = {}
+        sql = "SELECT leaf_id, reason, extra FROM folded WHERE leaf_id IN ({marks})"
+        for leaf_id, reason, extra in self._rows_in(sql, ids):
+            out[leaf_id] = (reason, json.loads(extra))
+        return out
+
+    def listing_branch(self, child_id: str) -> str | None:
+        """The branch whose file lists ``child_id`` among its children (the lowest layer,
+        then the smallest id, when an interrupted consolidation left two), or None."""
+        row = self.conn.execute(
+            "SELECT m.branch_id FROM members m JOIN items b ON b.id = m.branch_id "
+            "WHERE m.child_id = ? ORDER BY b.layer, m.branch_id LIMIT 1",
+            (child_id,),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def adopt_listed(self, branch_id: str, child_ids: Sequence[str]) -> None:
+        """Give the loose leaves among ``child_ids`` the branch that lists them."""
+        if not child_ids:
+            return
+        for start in range(0, len(child_ids), _CHUNK):
+            part = list(child_ids[start : start + _CHUNK])
+            marks = ", ".join("?" * len(part))
+            self.conn.execute(
+                f"UPDATE items SET parent_id = ? WHERE id IN ({marks}) AND layer = 0 "
+                "AND parent_id IS NULL",
+                (branch_id, *part),
+            )
+
+    def parents_from_members(self) -> None:
+        """Give every leaf the parent its branch files name (a rebuild: leaves do not
+        carry their parent from format 2 on)."""
+        self.conn.execute(
+            "UPDATE items SET parent_id = (SELECT m.branch_id FROM members m JOIN items b "
+            "ON b.id = m.branch_id WHERE m.child_id = items.id ORDER BY b.layer, m.branch_id "
+            "LIMIT 1) WHERE layer = 0"
+        )
+
     def set_sizes(self, sizes: Sequence[tuple[int, str]]) -> None:
         """Record the file size of each ``(size, id)`` (known once the files are made)."""
         if sizes:
@@ -608,6 +670,7 @@ class Index:
         self._add_tokens(-indexed)
         self._forget_terms(rowid)
         self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
+        self.conn.execute("DELETE FROM folded WHERE leaf_id = ?", (item_id,))
         self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         self.conn.execute("DELETE FROM items WHERE rowid = ?", (rowid,))
         return True
@@ -618,6 +681,7 @@ class Index:
         self.conn.execute("DELETE FROM domains")
         self.conn.execute("DELETE FROM fts")
         self.conn.execute("DELETE FROM members")
+        self.conn.execute("DELETE FROM folded")
         self.conn.execute("DELETE FROM vocab")
         self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
         self._token_delta = 0

@@ -34,14 +34,17 @@ from ihmt_store._files import (
 from ihmt_store._index import SCHEMA_VERSION, Entry, Fields, Index, branch_row, leaf_row
 from ihmt_store._layout import (
     BRANCH_DIR,
+    FORGOTTEN_DIR,
     INDEX_FILE,
     LEAF_DIR,
     LOCK_FILE,
+    NOTES_DIR,
     STATE_DIR,
     branch_rel,
     leaf_rel,
 )
 from ihmt_store._lock import StoreLock
+from ihmt_store._notes import Folded, note_files, state_of
 from ihmt_store._records import Branch, Leaf
 from ihmt_store.errors import CorruptFileError, StoreError, StoreIOError
 
@@ -411,8 +414,13 @@ class IndexLifecycle:
     def _rebuild_locked(
         self, progress: Progress | None = None, *, in_memory: bool = False
     ) -> RebuildReport:
-        """Recreate the catalog from the leaves and branch files (the lock is held, or
-        the index is in memory)."""
+        """Recreate the catalog from the leaves, their notes, the tombstones and the branch
+        files (the lock is held, or the index is in memory).
+
+        A leaf's state is the fold of its notes (and, in a format-1 file not migrated
+        yet, of its header's correction); its parent is the branch whose file lists it.
+        A leaf or notes a tombstone names are deleted (not in memory: a read-only store
+        only leaves them out)."""
         index = self._idx
         problems: list[Problem] = []
         removed = 0
@@ -483,11 +491,33 @@ class IndexLifecycle:
                 if keep == other[0]:
                     continue
             parsed[item_id] = (rel, record, len(data))
+        gone = _names(self.path / FORGOTTEN_DIR, ".json")
+        annotated = _names(self.path / NOTES_DIR, "")
         rows: list[tuple[Entry, Fields, list[str]]] = []
+        folds: dict[str, Folded] = {}
         leaves = branches = 0
-        for rel, record, size in parsed.values():
+        if not in_memory:
+            removed += remove_temp_files(self.path / FORGOTTEN_DIR)
+            for item_id in annotated:
+                removed += remove_temp_files(self.path / NOTES_DIR / item_id)
+        for item_id in sorted(gone & annotated) if not in_memory else ():
+            for rel in note_files(self.path, item_id):
+                (self.path / rel).unlink(missing_ok=True)
+        for rel, record, size in list(parsed.values()):
             if isinstance(record, Leaf):
-                rows.append((*leaf_row(record, rel, size), []))
+                if record.leaf_id in gone:
+                    # A forget wins: a copy of the leaf brought back (by a merge) goes.
+                    del parsed[record.leaf_id]
+                    if not in_memory:
+                        logger.warning("%s was forgotten (forgotten/ says so); deleted", rel)
+                        (self.path / rel).unlink(missing_ok=True)
+                    continue
+                folded = Folded()
+                if record.leaf_id in annotated or record.outdated_by is not None:
+                    folded = state_of(self.path, record.leaf_id, header=record.outdated_by)
+                    folds[record.leaf_id] = folded
+                bare = record.evolve(parent_id=None, outdated_by=folded.outdated_by)
+                rows.append((*leaf_row(bare, rel, size), []))
                 leaves += 1
             else:
                 rows.append((*branch_row(record, rel, size), [c.id for c in record.children]))
@@ -501,6 +531,10 @@ class IndexLifecycle:
             for row, fields, members in rows:
                 if members:
                     index.upsert(row, fields, members)
+            index.parents_from_members()
+            for item_id, folded in folds.items():
+                reason = folded.outdated_by.reason if folded.outdated_by is not None else ""
+                index.set_folded(item_id, reason, dict(folded.extra))
             orphans = index.detach_orphans()
             index.commit()
         except BaseException:
@@ -521,6 +555,19 @@ class IndexLifecycle:
         return RebuildReport(
             leaves=leaves, branches=branches, problems=tuple(problems), temp_files_removed=removed
         )
+
+
+def _names(folder: Path, suffix: str) -> set[str]:
+    """Names in ``folder`` ending with ``suffix`` (which is cut off), hidden ones aside."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return set()
+    return {
+        n[: len(n) - len(suffix)] if suffix else n
+        for n in names
+        if n.endswith(suffix) and not n.startswith(".")
+    }
 
 
 def _link_problem(path: Path, root: Path) -> Problem:

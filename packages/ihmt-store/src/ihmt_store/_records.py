@@ -31,10 +31,11 @@ __all__ = [
     "safe_domain",
 ]
 
-FORMAT_VERSION = 1
-"""The on-disk format this code writes. A store with a larger number is refused."""
+FORMAT_VERSION = 2
+"""The on-disk format this code writes. A store with a larger number is refused; a
+smaller one is migrated when opened (``FORMAT.md``)."""
 
-_ANNOTATIONS = frozenset({"parent_id", "outdated_by"})
+_ANNOTATIONS = frozenset({"parent_id", "outdated_by", "extra"})
 """Leaf fields that annotate a leaf without touching what it says."""
 
 _DOMAIN_OK = re.compile(r"[^a-z0-9._-]+")
@@ -194,13 +195,16 @@ class Leaf:
     project: str = ""
     """The project the memory belongs to; empty means global."""
     parent_id: str | None = None
-    """The layer-1 branch that summarises this leaf, once consolidated."""
+    """The layer-1 branch that summarises this leaf, once consolidated. Filled from the
+    catalog when read; never written to the leaf's file (format 2)."""
     span: Span | None = None
     """Line range in ``source``, when the leaf is a piece of a document."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a producer wants to keep (JSON values only)."""
     outdated_by: Correction | None = None
-    """Set when a later memory corrected this one; the leaf stays, flagged OUTDATED."""
+    """Set when a later memory corrected this one; the leaf stays, flagged OUTDATED.
+    Filled from the fold of the leaf's notes when read; never written to its file
+    (format 2: a correction is a note)."""
 
     def __post_init__(self) -> None:
         check_id(self.leaf_id, "leaf id")
@@ -228,7 +232,9 @@ class Leaf:
         return self.outdated_by is not None
 
     def header(self) -> dict[str, Any]:
-        """The JSON header as written to disk."""
+        """The JSON header as written to disk: what the leaf says and where it came from,
+        never its annotations (``parent_id``, ``outdated_by``), which change and live
+        in the catalog and in notes."""
         head: dict[str, Any] = {
             "leaf_id": self.leaf_id,
             "timestamp": self.timestamp,
@@ -237,18 +243,18 @@ class Leaf:
             "source": self.source,
             "tags": list(self.tags),
             "project": self.project,
-            "parent_id": self.parent_id,
             "span": self.span.to_json() if self.span else None,
             "checksum": self.checksum,
             "extra": dict(self.extra),
         }
-        if self.outdated_by is not None:
-            head["outdated_by"] = self.outdated_by.to_json()
         return head
 
     @classmethod
     def from_header(cls, head: Mapping[str, Any], text: str) -> Leaf:
-        """Rebuild a leaf from a parsed header and its text (raises KeyError/ValueError)."""
+        """Rebuild a leaf from a parsed header and its text (raises KeyError/ValueError).
+
+        A format-1 header's ``parent_id`` and ``outdated_by`` are read into the record
+        (the migration turns the correction into a note)."""
         span = head.get("span")
         outdated = head.get("outdated_by")
         extra = head.get("extra") or {}
@@ -279,6 +285,8 @@ class Leaf:
             parent = changes.get("parent_id")
             if parent is not None:
                 check_id(parent, "parent id")
+            if "extra" in changes:
+                changes["extra"] = dict(changes["extra"])
             new = object.__new__(Leaf)
             for key in Leaf.__slots__:
                 object.__setattr__(new, key, changes.get(key, getattr(self, key)))

@@ -51,6 +51,7 @@ from ihmt_store._layout import (
     JOURNAL_FILE,
     LEAF_DIR,
     LOCK_FILE,
+    NOTES_DIR,
     OWN_NAMES,
     ROOT_FILE,
     STATE_DIR,
@@ -68,6 +69,20 @@ from ihmt_store._lifecycle import (
     is_corrupt,
     writable,
 )
+from ihmt_store._migrate import migrate_leaves
+from ihmt_store._notes import (
+    CLOCK_FILE,
+    Clock,
+    NoteOp,
+    index_leaf,
+    is_tombstoned,
+    note_files,
+    note_rel,
+    refold,
+    state_of,
+    tombstone_bytes,
+    tombstone_rel,
+)
 from ihmt_store._records import (
     FORMAT_VERSION,
     Branch,
@@ -78,6 +93,7 @@ from ihmt_store._records import (
     StoreConfig,
     check_id,
     checksum_of,
+    normalize_timestamp,
     now_timestamp,
     safe_domain,
 )
@@ -187,6 +203,7 @@ class Store(IndexLifecycle):
         self._batch_thread = 0
         self._compact_due = False
         self._derived: DerivedTable | None = None
+        self._clock = Clock(path / STATE_DIR / CLOCK_FILE)
         self.edited: list[str] = []
         """Leaves found edited by hand (their text no longer matches the checksum their
         header carries) and re-indexed when read; the caller refreshes what it derived
@@ -267,9 +284,9 @@ class Store(IndexLifecycle):
                 f"the store at {folder} is on a read-only disk or folder: searches work, "
                 "saves and other changes cannot"
             )
-        store._open_index()
         if config.format_version < FORMAT_VERSION and not store.read_only:
             store._upgrade()
+        store._open_index()
         return store
 
     @staticmethod
@@ -313,15 +330,30 @@ class Store(IndexLifecycle):
         return f"Store({str(self.path)!r})"
 
     def _upgrade(self) -> None:
+        """Migrate an older store to this format, under the lock, before the index opens.
+
+        Format 1 → 2: every leaf's header loses ``parent_id`` and ``outdated_by`` (a
+        correction first becomes a note with a name of its own), the index is discarded
+        (rebuilt when it opens), and the new number is written last. A migration killed
+        half-way is finished by the next open; running it again changes nothing.
+        """
         logger.warning(
-            "store %s uses format %s; upgrading to %s (leaves untouched)",
+            "store %s uses format %s; upgrading to %s",
             self.path,
             self.config.format_version,
             FORMAT_VERSION,
         )
-        with self._locked():
-            self._rebuild_locked()
-            data = self.config.to_json()
+        with self._locked_raw():
+            config = _read_config(self.path / CONFIG_FILE)
+            if config.format_version >= FORMAT_VERSION:
+                self.config = config  # another process finished it meanwhile
+                return
+            migrate_leaves(self.path)
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+            remove_sqlite_files(self.path / STATE_DIR / INDEX_FILE)
+            data = config.to_json()
             data["format_version"] = FORMAT_VERSION
             atomic_write(self.path / CONFIG_FILE, json_bytes(data))
             self.config = StoreConfig.from_json(data)
@@ -400,7 +432,12 @@ class Store(IndexLifecycle):
         return self.put_leaves([leaf])[0]
 
     def put_leaves(self, leaves: Iterable[Leaf]) -> list[Leaf]:
-        """Write many leaves in one batch (one lock, one flush, one commit)."""
+        """Write many leaves in one batch (one lock, one flush, one commit).
+
+        A leaf's file holds what it says, never its annotations: a ``parent_id`` given
+        goes to the catalog, an ``outdated_by`` given becomes a note. Saving a forgotten
+        memory again brings it back (its tombstone goes).
+        """
         stored: list[Leaf] = []
         with self._writing() as batch:
             index = self._idx
@@ -408,54 +445,153 @@ class Store(IndexLifecycle):
             known = index.get_many([leaf.leaf_id for leaf in leaves])
             # New leaves go to the index together, at the end (or before a repeat).
             fresh: dict[str, tuple[Entry, Fields]] = {}
+            later: list[tuple[Leaf, Leaf]] = []
             for leaf in leaves:
                 rel = leaf_rel(leaf.leaf_id, leaf.domain)
+                bare = leaf.evolve(parent_id=None, outdated_by=None)
                 if leaf.leaf_id in fresh:
                     index.insert_new(list(fresh.values()))
                     fresh.clear()
                     existing = index.get(leaf.leaf_id)
                 else:
                     existing = known.get(leaf.leaf_id)
+                self._unbury(batch, leaf.leaf_id)
                 if existing is None:
                     batch.note(rel)
-                    batch.write(rel, leaf)
-                    fresh[leaf.leaf_id] = leaf_row(leaf, rel, 0)
+                    batch.write(rel, bare)
+                    if (self.path / NOTES_DIR / leaf.leaf_id).exists():
+                        later.append((leaf, bare))  # its notes are folded in below
+                    else:
+                        fresh[leaf.leaf_id] = leaf_row(bare, rel, 0)
+                        if leaf.parent_id is not None or leaf.outdated_by is not None:
+                            later.append((leaf, bare))
                     stored.append(leaf)
-                    continue
-                try:
-                    old = self._read_leaf_file(existing.path, count=False)
-                except LeafNotFoundError:
-                    # Its file was deleted by hand (the catalog just let go of it).
-                    self._write_leaf(batch, index, leaf.evolve(parent_id=None), rel)
-                    stored.append(leaf)
-                    continue
-                if leaf.parent_id is None and existing.parent_id is not None:
-                    # The catalog's parent, not the file's: a file may name a branch that
-                    # is gone, and the catalog treats it as loose.
-                    leaf = leaf.evolve(parent_id=existing.parent_id)
-                if leaf.outdated_by is None and old.outdated_by is not None:
-                    leaf = leaf.evolve(outdated_by=old.outdated_by)
-                if old == leaf:
-                    stored.append(old)
                     continue
                 if existing.path != rel:
                     raise ValueError(
                         f"leaf {leaf.leaf_id} already exists in domain {existing.domain}"
                     )
-                self._write_leaf(batch, index, leaf, rel)
+                try:
+                    old = self._read_leaf_file(existing.path, count=False)
+                except LeafNotFoundError:
+                    # Its file was deleted by hand (the catalog just let go of it).
+                    self._write_leaf(batch, index, bare, rel, parent=None)
+                    later.append((leaf, bare))
+                    stored.append(leaf)
+                    continue
+                if old.evolve(parent_id=None, outdated_by=None) != bare:
+                    self._write_leaf(batch, index, bare, rel)
+                later.append((leaf, bare))
                 stored.append(leaf)
             index.insert_new(list(fresh.values()))
-        return stored
+            done: dict[str, Leaf] = {}
+            for leaf, bare in later:
+                self._settle(batch, index, leaf, bare)
+            for _, bare in later:
+                done[bare.leaf_id] = self._complete(bare, index.get(bare.leaf_id))
+        return [done.get(leaf.leaf_id, leaf) for leaf in stored]
 
-    def _write_leaf(self, batch: Batch, index: Index, leaf: Leaf, rel: str) -> None:
+    def _settle(self, batch: Batch, index: Index, leaf: Leaf, bare: Leaf) -> None:
+        """After a leaf is staged: index it with its notes, and turn the annotations the
+        caller gave (a parent, a correction) into a catalog change and a note."""
+        rel = leaf_rel(leaf.leaf_id, leaf.domain)
+        entry = index.get(leaf.leaf_id)
+        if entry is None or (self.path / NOTES_DIR / leaf.leaf_id).exists():
+            self._write_leaf(batch, index, bare, rel, index_only=True)
+            entry = index.get(leaf.leaf_id)
+        assert entry is not None
+        parent = leaf.parent_id
+        if parent is not None and parent != entry.parent_id and index.get(parent) is not None:
+            index.set_parent([leaf.leaf_id], parent)
+        wanted = _normalized(leaf.outdated_by) if leaf.outdated_by is not None else None
+        if wanted is not None and self._correction(index, leaf.leaf_id) != wanted:
+            self._add_note(batch, index, "outdated", leaf.leaf_id, wanted)
+
+    def _write_leaf(
+        self,
+        batch: Batch,
+        index: Index,
+        leaf: Leaf,
+        rel: str,
+        *,
+        parent: str | None = _UNSET,
+        index_only: bool = False,
+    ) -> None:
+        """Stage a leaf's file (unless ``index_only``) and index it with its notes; its
+        parent is the catalog's unless ``parent`` is given."""
         # The file's bytes are made once, at commit; the index learns its size then.
-        if leaf.parent_id is not None and index.get(leaf.parent_id) is None:
-            # Its branch file is gone (deleted by hand, or never written by a killed writer).
-            leaf = leaf.evolve(parent_id=None)
         batch.note(rel)
-        batch.write(rel, leaf)
-        row, fields = leaf_row(leaf, rel, 0)
-        index.upsert(row, fields)
+        if not index_only:
+            batch.write(rel, leaf.evolve(parent_id=None, outdated_by=None))
+        size = 0  # a staged file's size is learnt at commit
+        if not batch.staged(rel):
+            try:
+                size = (self.path / rel).stat().st_size
+            except OSError:
+                size = 0
+        keep: dict[str, Any] = {} if parent is _UNSET else {"parent": parent}
+        index_leaf(
+            self.path,
+            index,
+            leaf.evolve(outdated_by=None),
+            rel,
+            size,
+            staged=batch.notes.get(leaf.leaf_id, ()),
+            gone=batch.gone,
+            **keep,
+        )
+
+    def _correction(self, index: Index, leaf_id: str) -> Correction | None:
+        """A leaf's current correction, as the catalog holds the fold of its notes."""
+        entry = index.get(leaf_id)
+        if entry is None or not entry.outdated_by:
+            return None
+        reason = index.folded_of([leaf_id]).get(leaf_id, ("", {}))[0]
+        return Correction(by=entry.outdated_by, date=entry.outdated_on or "", reason=reason)
+
+    def _add_note(self, batch: Batch, index: Index, op: NoteOp, leaf_id: str, value: Any) -> None:
+        """Write a note (``outdated`` with a Correction, ``restored``, ``extra`` with a
+        dict) and fold the leaf again. The clock moves past the leaf's notes first."""
+        clock = self._clock
+        clock.observe(state_of(self.path, leaf_id, staged=batch.notes.get(leaf_id, ())).newest)
+        if op == "outdated":
+            assert isinstance(value, Correction)
+            note = clock.note(
+                "outdated", leaf_id, by=value.by, date=value.date, reason=value.reason
+            )
+        elif op == "extra":
+            note = clock.note("extra", leaf_id, extra=dict(value))
+        else:
+            note = clock.note("restored", leaf_id)
+        batch.add_note(note)
+        refold(self.path, index, leaf_id, staged=batch.notes.get(leaf_id, ()), gone=batch.gone)
+
+    def _unbury(self, batch: Batch, leaf_id: str) -> None:
+        """A forgotten memory saved again: its tombstone goes (the save wins)."""
+        rel = tombstone_rel(leaf_id)
+        if leaf_id in batch.gone or (self.path / rel).exists():
+            batch.gone.discard(leaf_id)
+            batch.note(rel)
+            batch.remove(rel)
+
+    def _complete(self, leaf: Leaf, entry: Entry | None) -> Leaf:
+        """A leaf read from its file, with what the catalog holds about it: its parent,
+        its correction and the ``extra`` keys its notes added."""
+        if entry is None:
+            return leaf
+        folded = self._idx.folded_of([leaf.leaf_id]).get(leaf.leaf_id)
+        return self._completed(leaf, entry, folded)
+
+    @staticmethod
+    def _completed(leaf: Leaf, entry: Entry, folded: tuple[str, dict[str, Any]] | None) -> Leaf:
+        reason, more = folded or ("", {})
+        outdated = (
+            Correction(by=entry.outdated_by, date=entry.outdated_on or "", reason=reason)
+            if entry.outdated_by
+            else None
+        )
+        extra = {**leaf.extra, **more} if more else leaf.extra
+        return leaf.evolve(parent_id=entry.parent_id, outdated_by=outdated, extra=extra)
 
     @_healing
     def read_leaves(self, leaf_ids: Sequence[str]) -> list[Leaf]:
@@ -464,10 +600,14 @@ class Store(IndexLifecycle):
         Raises:
             LeafNotFoundError: one of the ids is not a leaf of the store.
         """
-        known = self._idx.get_many(leaf_ids)
+        index = self._idx
+        known = index.get_many(leaf_ids)
+        folded = index.folded_of(list(known))
         out = []
         for leaf_id in leaf_ids:
-            out.append(self._read_leaf_file(_leaf_entry(known.get(leaf_id), leaf_id).path))
+            entry = _leaf_entry(known.get(leaf_id), leaf_id)
+            leaf = self._read_leaf_file(entry.path)
+            out.append(self._completed(leaf, entry, folded.get(leaf_id)))
         return out
 
     @_healing
@@ -482,9 +622,12 @@ class Store(IndexLifecycle):
             LeafNotFoundError: no leaf with that id (or the entry is not a leaf's).
             CorruptFileError: its file cannot be parsed.
         """
-        if isinstance(leaf, str):
-            return self._read_leaf_file(_leaf_entry(self._idx.get(leaf), leaf).path)
-        return self._read_leaf_file(_leaf_entry(leaf, leaf.id).path)
+        entry = _leaf_entry(self._idx.get(leaf), leaf) if isinstance(leaf, str) else leaf
+        entry = _leaf_entry(entry, entry.id)
+        found = self._read_leaf_file(entry.path)
+        if self.edited and found.leaf_id in self.edited:
+            entry = self._idx.get(found.leaf_id) or entry  # just adopted: its row is new
+        return self._complete(found, entry)
 
     def _own_batch(self) -> Batch | None:
         batch = self._batch
@@ -644,12 +787,16 @@ class Store(IndexLifecycle):
         parent_id: str | None = _UNSET,
         extra: dict[str, Any] | None = None,
     ) -> Leaf:
-        """Change a leaf's header annotations; its text is never touched.
+        """Change a leaf's annotations; its file is never touched.
+
+        A correction, a restore and ``extra`` keys are each written as a note (one new
+        file, ``notes/<leaf_id>/…``), which replicates without conflicts; the parent is
+        the catalog's alone. Nothing is written when nothing changes.
 
         Args:
             outdated_by: a :class:`Correction` to flag it OUTDATED, or None to restore it.
             parent_id: the branch that now summarises it (None detaches it).
-            extra: keys merged into ``extra``.
+            extra: keys merged into ``extra`` (user-level data, e.g. explicit facts).
 
         Raises:
             LeafNotFoundError: no leaf with that id.
@@ -657,18 +804,26 @@ class Store(IndexLifecycle):
         with self._writing() as batch:
             index = self._idx
             entry = _leaf_entry(index.get(leaf_id), leaf_id)
-            leaf = self._read_leaf_file(entry.path, count=False)
-            changes: dict[str, Any] = {}
-            if outdated_by is not _UNSET:
-                changes["outdated_by"] = outdated_by
-            if parent_id is not _UNSET:
-                changes["parent_id"] = parent_id
+            leaf = self._complete(self._read_leaf_file(entry.path, count=False), entry)
+            if outdated_by is not _UNSET and outdated_by is not None:
+                outdated_by = _normalized(outdated_by)
+            if outdated_by is not _UNSET and outdated_by != leaf.outdated_by:
+                if outdated_by is None:
+                    self._add_note(batch, index, "restored", leaf_id, None)
+                else:
+                    self._add_note(batch, index, "outdated", leaf_id, outdated_by)
+            if parent_id is not _UNSET and parent_id != entry.parent_id:
+                if parent_id is not None:
+                    check_id(parent_id, "parent id")
+                    if index.get(parent_id) is None:
+                        parent_id = None  # its branch file is gone
+                index.set_parent([leaf_id], parent_id)
+                batch.changed = True
             if extra:
-                changes["extra"] = {**leaf.extra, **extra}
-            new = leaf.evolve(**changes)
-            if new != leaf:
-                self._write_leaf(batch, index, new, entry.path)
-            return new
+                changed = {k: v for k, v in extra.items() if leaf.extra.get(k, _UNSET) != v}
+                if changed:
+                    self._add_note(batch, index, "extra", leaf_id, changed)
+            return self._complete(leaf, index.get(leaf_id))
 
     def forget(self, item_id: str) -> Entry:
         """Delete one leaf for good, with its index rows; the only way a leaf goes.
@@ -692,14 +847,33 @@ class Store(IndexLifecycle):
                 )
             batch.scrub = True
             self._leave_parent(batch, index, entry)
-            for other in index.corrected_by(item_id):
-                old = self._read_leaf_file(other.path, count=False)
-                self._write_leaf(batch, index, old.evolve(outdated_by=None), other.path)
-            batch.note(entry.path)
-            batch.remove(entry.path)
-            index.delete(item_id)
+            self._bury(batch, index, item_id, [entry.path])
         self._derived_call(lambda table: table.remove([item_id]), quiet=True)
         return entry
+
+    def _bury(self, batch: Batch, index: Index, leaf_id: str, rels: Iterable[str]) -> None:
+        """Forget ``leaf_id`` in this batch: its tombstone is written (unless there), its
+        leaf files ``rels`` and its notes go, its row goes, and the leaves it corrected
+        fold again without its corrections. Deletes nothing a tombstone does not name."""
+        tomb = tombstone_rel(leaf_id)
+        if not (self.path / tomb).is_file() and not batch.staged(tomb):
+            batch.note(tomb)
+            batch.write_raw(tomb, tombstone_bytes(leaf_id))
+        batch.gone.add(leaf_id)
+        for rel in rels:
+            batch.note(rel)
+            batch.remove(rel)
+        for rel in note_files(self.path, leaf_id):
+            batch.note(rel)
+            batch.remove(rel)
+        for note in batch.notes.pop(leaf_id, []):
+            batch.remove(note_rel(note))
+        batch.prune.add(f"{NOTES_DIR}/{leaf_id}")
+        index.delete(leaf_id)
+        for other in index.corrected_by(leaf_id):
+            refold(
+                self.path, index, other.id, staged=batch.notes.get(other.id, ()), gone=batch.gone
+            )
 
     def _leave_parent(self, batch: Batch, index: Index, entry: Entry) -> None:
         """Drop a departing leaf from its parent branch's children (and the excerpt the
@@ -748,17 +922,52 @@ class Store(IndexLifecycle):
             if changed.config:
                 self.config = _read_config(self.path / CONFIG_FILE)
             index = self._idx
-            known = index.get_many(list(changed.leaves.values()))
-            for rel, leaf_id in sorted(changed.leaves.items()):
-                existing = known.get(leaf_id)
-                if existing is not None and existing.kind != "leaf":
-                    existing = None
-                outcome = self._apply_leaf(batch, index, rel, leaf_id, existing, problems)
-                if outcome is None:
+            root = self.path
+            ids = {*changed.leaves.values(), *changed.notes, *changed.tombstones}
+            known = {k: v for k, v in index.get_many(sorted(ids)).items() if v.kind == "leaf"}
+            # A tombstone wins over a leaf file or a note a merge brought back.
+            for leaf_id in sorted(ids):
+                if not is_tombstoned(root, leaf_id):
                     continue
-                verdict, domain = outcome
-                domains.add(domain)
-                {"added": added, "annotated": annotated, "removed": removed}[verdict].add(leaf_id)
+                entry = known.get(leaf_id)
+                files = {rel for rel, i in changed.leaves.items() if i == leaf_id}
+                files = {rel for rel in files if os.path.lexists(root / rel)}
+                if entry is not None:
+                    files.add(entry.path)
+                    self._leave_parent(batch, index, entry)
+                    domains.add(entry.domain)
+                if files or note_files(root, leaf_id):
+                    batch.scrub = batch.scrub or entry is not None
+                    self._bury(batch, index, leaf_id, sorted(files))
+                if entry is not None or files:
+                    removed.add(leaf_id)
+            for rel, leaf_id in sorted(changed.leaves.items()):
+                if leaf_id in batch.gone or is_tombstoned(root, leaf_id):
+                    continue
+                outcome = self._apply_leaf(batch, index, rel, leaf_id, known.get(leaf_id), problems)
+                if outcome is not None:
+                    verdict, domain = outcome
+                    domains.add(domain)
+                    {"added": added, "annotated": annotated, "removed": removed}[verdict].add(
+                        leaf_id
+                    )
+            for leaf_id in sorted(changed.notes - set(changed.leaves.values())):
+                if leaf_id in batch.gone or is_tombstoned(root, leaf_id):
+                    continue
+                entry = index.get(leaf_id)
+                if entry is None or entry.kind != "leaf":
+                    continue  # its leaf has not arrived: folded when it does
+                before = (entry.outdated_by, entry.outdated_on, index.folded_of([leaf_id]))
+                folded = refold(root, index, leaf_id)
+                if folded is None:
+                    continue
+                self._clock.observe(folded.newest)
+                after = index.get(leaf_id)
+                assert after is not None
+                if before != (after.outdated_by, after.outdated_on, index.folded_of([leaf_id])):
+                    batch.changed = True
+                    annotated.add(leaf_id)
+                    domains.add(entry.domain)
         annotated -= added | removed
         return AppliedChanges(
             added=tuple(sorted(added)),
@@ -823,31 +1032,36 @@ class Store(IndexLifecycle):
             )
             return None
         # The catalog's parent, not the file's: consolidation is local to each machine.
-        parent = existing.parent_id if existing is not None else None
-        row, fields = leaf_row(leaf.evolve(parent_id=parent), rel, len(data))
+        before = index.indexed_fields(leaf_id) if existing is not None else None
+        folded_before = index.folded_of([leaf_id]) if existing is not None else {}
+        row, folded = index_leaf(self.path, index, leaf, rel, len(data))
+        self._clock.observe(folded.newest)
+        fields = index.indexed_fields(leaf_id)
         if existing is None or (
-            index.indexed_fields(leaf_id) != fields
-            or existing.excerpt != row.excerpt
-            or existing.tokens != row.tokens
+            before != fields or existing.excerpt != row.excerpt or existing.tokens != row.tokens
         ):
             verdict = "added"
         elif (existing.status, existing.outdated_by, existing.outdated_on) != (
             row.status,
             row.outdated_by,
             row.outdated_on,
-        ):
+        ) or folded_before != index.folded_of([leaf_id]):
             verdict = "annotated"
         elif existing == row:
             return None
         else:
             verdict = ""
         batch.note(rel)
-        index.upsert(row, fields)
         return (verdict, leaf.domain) if verdict else None
 
     # ================================================================= branches
     def put_branch(self, branch: Branch) -> Branch:
-        """Write one branch (its children are stamped separately, after it)."""
+        """Write one branch; its branch children are stamped separately, after it.
+
+        A loose leaf it lists takes it as its parent in the same step: from format 2 on
+        the branch's list is the only record of a leaf's parent on disk, so the catalog
+        says what a rebuild would.
+        """
         with self._writing() as batch:
             index = self._idx
             rel = branch_rel(branch.node_id, branch.layer)
@@ -855,6 +1069,7 @@ class Store(IndexLifecycle):
             if existing is not None and branch.parent_id is None and existing.parent_id:
                 branch = branch.evolve(parent_id=existing.parent_id)
             self._write_branch(batch, index, branch, rel)
+            index.adopt_listed(branch.node_id, [c.id for c in branch.children if c.kind == "leaf"])
             return branch
 
     def _write_branch(self, batch: Batch, index: Index, branch: Branch, rel: str) -> None:
@@ -878,7 +1093,9 @@ class Store(IndexLifecycle):
         return branch
 
     def set_parent(self, child_ids: Sequence[str], parent_id: str | None) -> None:
-        """Stamp leaves or branches with the branch that now summarises them.
+        """Record the branch that now summarises leaves or branches: a leaf's parent is
+        kept in the catalog only (its file is never rewritten); a branch's file is
+        stamped.
 
         Raises:
             LeafNotFoundError: one of the ids is unknown.
@@ -895,12 +1112,15 @@ class Store(IndexLifecycle):
                     raise LeafNotFoundError(child)
                 if entry.parent_id == parent_id:
                     continue
+                moved.append(child)
+                if entry.kind == "leaf":
+                    batch.changed = True
+                    continue  # a leaf's parent lives in the catalog (format 2)
                 # Only the header changes: the file is rewritten, the full-text row stays.
-                kind = Leaf if entry.kind == "leaf" else Branch
+                kind = Branch
                 record = self._read_item(entry.path, kind, count=False).evolve(parent_id=parent_id)
                 batch.note(entry.path)
                 batch.write(entry.path, record)
-                moved.append(child)
             index.set_parent(moved, parent_id)
 
     def remove_branch(self, node_id: str) -> None:
@@ -1053,7 +1273,7 @@ class Store(IndexLifecycle):
     def iter_leaves(self) -> Iterator[Leaf]:
         """Every leaf, read from its file, in id order."""
         for entry in list(self._idx.iter_entries("leaf")):
-            yield self._read_leaf_file(entry.path, count=False)
+            yield self._complete(self._read_leaf_file(entry.path, count=False), entry)
 
     @_healing
     def candidates(
@@ -1153,7 +1373,7 @@ class Store(IndexLifecycle):
             "/" in name
             or "\\" in name
             or name.startswith(".")
-            or name in (INDEX_FILE, JOURNAL_FILE, DERIVED_FILE)
+            or name in (INDEX_FILE, JOURNAL_FILE, DERIVED_FILE, CLOCK_FILE)
         ):
             raise ValueError(f"invalid state file name {name!r}")
         return self.path / STATE_DIR / name
@@ -1266,6 +1486,12 @@ class Store(IndexLifecycle):
         return self._derived_counts()
 
 
+def _normalized(correction: Correction) -> Correction:
+    """``correction`` with its date in the canonical form (as a note stores it)."""
+    date = normalize_timestamp(correction.date)
+    return correction if date == correction.date else dataclasses.replace(correction, date=date)
+
+
 def _leaf_entry(entry: Entry | None, leaf_id: str) -> Entry:
     """``entry`` when it is a leaf's; LeafNotFoundError naming ``leaf_id`` otherwise."""
     if entry is None or entry.kind != "leaf":
@@ -1311,7 +1537,8 @@ def _read_config(path: Path) -> StoreConfig:
         raise ConfigError(f"not valid JSON ({exc}); fix or restore it", path=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read it: {exc.strerror}", path=path) from None
-    version = data.get("format_version", FORMAT_VERSION)
+    # A config without the key predates it: format 1.
+    version = data.setdefault("format_version", 1)
     if not isinstance(version, int) or isinstance(version, bool):
         raise ConfigError("format_version must be an integer", path=path)
     if version > FORMAT_VERSION:
