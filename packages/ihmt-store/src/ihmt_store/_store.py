@@ -426,8 +426,9 @@ class Store(IndexLifecycle):
         """Write one leaf and index it; return what was stored.
 
         Re-writing an existing id keeps its consolidation (``parent_id``) and its
-        correction (``outdated_by``) unless the new record sets them; identical
-        content is not written twice.
+        correction (``outdated_by``) unless the new record sets them (the catalog and
+        a note record them; the file never does); identical content is not written
+        twice.
         """
         return self.put_leaves([leaf])[0]
 
@@ -567,12 +568,17 @@ class Store(IndexLifecycle):
         refold(self.path, index, leaf_id, staged=batch.notes.get(leaf_id, ()), gone=batch.gone)
 
     def _unbury(self, batch: Batch, leaf_id: str) -> None:
-        """A forgotten memory saved again: its tombstone goes (the save wins)."""
+        """A forgotten memory saved again: its tombstone goes (the save wins).
+
+        Deleted now, before the batch lands its files: recovery applies a tombstone it
+        finds, and must not delete the leaf this save is writing."""
         rel = tombstone_rel(leaf_id)
-        if leaf_id in batch.gone or (self.path / rel).exists():
+        if leaf_id in batch.gone:
             batch.gone.discard(leaf_id)
-            batch.note(rel)
             batch.remove(rel)
+        if (self.path / rel).exists():
+            batch.note(rel)
+            unlink_quietly(self.path / rel)
 
     def _complete(self, leaf: Leaf, entry: Entry | None) -> Leaf:
         """A leaf read from its file, with what the catalog holds about it: its parent,
