@@ -543,6 +543,11 @@ class Index:
             out[leaf_id] = (reason, json.loads(extra))
         return out
 
+    def all_folded(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """:meth:`folded_of` for every leaf (one row per leaf whose notes give either)."""
+        rows = self.conn.execute("SELECT leaf_id, reason, extra FROM folded")
+        return {leaf_id: (reason, json.loads(extra)) for leaf_id, reason, extra in rows}
+
     def listing_branch(self, child_id: str) -> str | None:
         """The branch whose file lists ``child_id`` among its children (the lowest layer,
         then the smallest id, when an interrupted consolidation left two), or None."""
