@@ -302,3 +302,71 @@ def test_concurrent_writer_processes_lose_no_note(tmp_path: Path) -> None:
         state = _state(store, target.leaf_id)
         store.rebuild()
         assert _state(store, target.leaf_id) == state
+
+
+FORGET_KILLED_AT = """
+import os, signal, sys
+from ihmt_store import Store
+path, leaf_id, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+calls = 0
+def dying(real):
+    def wrapper(*args, **kwargs):
+        global calls
+        calls += 1
+        if calls == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    return wrapper
+os.replace = dying(os.replace)
+os.unlink = dying(os.unlink)
+store = Store.open(path)
+store.forget(leaf_id)
+print(calls)
+"""
+
+
+def test_a_forget_killed_at_any_point_is_all_or_nothing(tmp_path: Path) -> None:
+    """Killed between any two renames or deletions, a forget is finished by the next
+    writer or not made at all: never a leaf deleted without its tombstone (a replica
+    would read that as a deletion by hand), never a tombstone beside its leaf."""
+    import subprocess
+    import sys
+
+    template = tmp_path / "template"
+    store, (leaf, newer) = store_with(template, ["Forget me, with my notes.", "A newer one."])
+    with store:
+        store.annotate(leaf.leaf_id, outdated_by=Correction(by=newer.leaf_id, date="2026-01-01"))
+        store.annotate(leaf.leaf_id, extra={"k": 1})
+        store.annotate(newer.leaf_id, outdated_by=Correction(by=leaf.leaf_id, date="2026-01-02"))
+    rel = leaf_rel(leaf.leaf_id, leaf.domain)
+    kills = 0
+    for k in range(1, 40):
+        root = tmp_path / f"k{k}"
+        shutil.copytree(template, root)
+        done = subprocess.run(
+            [sys.executable, "-c", FORGET_KILLED_AT, str(root), leaf.leaf_id, str(k)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode == 0:
+            break
+        assert done.returncode == -9, done.stderr
+        kills += 1
+        with Store.open(root) as after:
+            after.put_leaf(make_leaf("the next writer", position=7))  # takes the lock
+            tomb = (root / "forgotten" / f"{leaf.leaf_id}.json").exists()
+            if tomb:
+                assert not (root / rel).exists()
+                assert not (root / "notes" / leaf.leaf_id).exists()
+                assert after.entry(leaf.leaf_id) is None
+                assert _state(after, newer.leaf_id)[0] == "active"
+            else:
+                assert (root / rel).exists()
+                assert _state(after, leaf.leaf_id)[0] == "outdated"
+                assert len(list((root / "notes" / leaf.leaf_id).iterdir())) == 2
+            assert after.read_leaf(newer.leaf_id).text == "A newer one."
+            catalog = {e.id for e in after.iter_entries("leaf")}
+            after.rebuild()
+            assert {e.id for e in after.iter_entries("leaf")} == catalog
+        shutil.rmtree(root)
+    assert kills >= 4
