@@ -30,6 +30,7 @@ from ihmt_mcp._records import (
 from ihmt_mcp._replaces import settle_replace
 from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
+from ihmt_mcp._sync import is_synced
 from ihmt_mcp._types import ContentType
 from ihmt_mcp.errors import (
     ContentTooLargeError,
@@ -53,6 +54,7 @@ from ihmt_navigator import (
     summarizer_for,
 )
 from ihmt_store import (
+    AppliedChanges,
     Leaf,
     LeafNotFoundError,
     RebuildReport,
@@ -653,6 +655,7 @@ class Memory:
             refreshed = self._consolidator().refresh([parent])
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
         return ForgetResult(
+            in_git_history=is_synced(store.path),
             id=memory_id,
             domain=entry.domain,
             project=entry.project,
@@ -663,6 +666,45 @@ class Memory:
             corrections_cleared=corrected,
             reason=reason,
         )
+
+    # ================================================================= replication
+    def apply_pulled(self, paths: Iterable[str]) -> AppliedChanges:
+        """Bring everything derived in step with memory files another machine wrote.
+
+        ``paths`` are store-relative paths a merge added, changed or deleted (``ihmt
+        sync`` passes ``git diff --name-only``). The store indexes the leaves, folds the
+        notes and applies the tombstones (:meth:`Store.apply_changes`); then the fact
+        timeline lets go of the memories removed and reads the new and re-annotated ones,
+        the semantic layer embeds the new ones, the summaries that listed a removed
+        memory are rewritten without it, and the domains touched are consolidated. The
+        cost follows the pulled files, not the size of the store.
+        """
+        store = self.store
+        paths = list(paths)
+        with store.locked():
+            named = {Path(p).stem for p in paths if p.endswith((".txt", ".json"))}
+            parents = {e.parent_id for e in store.entries(sorted(named)).values() if e.parent_id}
+            applied = store.apply_changes(paths)
+            timeline = self.timeline
+            for leaf_id in applied.removed:
+                timeline.forget(leaf_id)
+            live = [i for i in (*applied.added, *applied.annotated) if store.entry(i) is not None]
+            if live:
+                self._ingest_facts(live)
+            if applied.config:
+                self._summarizer = None  # the pulled config may name another summarizer
+        self._write_vectors(store.read_leaves(list(applied.added)))
+        if applied.removed and parents:
+            self._consolidator().refresh(sorted(parents))
+        if applied.domains:
+            self._consolidate_domains(set(applied.domains))
+        logger.info(
+            "applied pulled files: %d new, %d annotated, %d removed",
+            len(applied.added),
+            len(applied.annotated),
+            len(applied.removed),
+        )
+        return applied
 
     # ================================================================= bulk ingest
     def ingest(

@@ -192,6 +192,9 @@ class ForgetResult:
     corrections_cleared: int = 0
     """Older memories it had flagged OUTDATED, which are current again."""
     reason: str = ""
+    in_git_history: bool = False
+    """True when the store is synced with git (``ihmt sync``): the memory is gone from
+    the files, and still lives in the repository's history until it is purged."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,6 +206,7 @@ class ForgetResult:
             "branches_refreshed": list(self.branches_refreshed),
             "facts_removed": self.facts_removed,
             "corrections_cleared": self.corrections_cleared,
+            "in_git_history": self.in_git_history,
         }
 
     def render(self) -> str:
@@ -223,7 +227,14 @@ class ForgetResult:
             )
         if extras:
             out += "; " + "; ".join(extras)
-        return out + ". It cannot be recovered."
+        out += ". It cannot be recovered."
+        if self.in_git_history:
+            out += (
+                " This memory is synced with git: every machine drops it on its next sync, "
+                "but it still lives in the git history (here, on the remote and in every "
+                f"clone). To erase it from the history too, run 'ihmt sync --purge {self.id}'."
+            )
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
