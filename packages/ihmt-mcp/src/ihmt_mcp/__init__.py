@@ -52,6 +52,15 @@ if TYPE_CHECKING:
     from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
     from ihmt_mcp._project import ProjectIndex
     from ihmt_mcp._server import build_server, main
+    from ihmt_mcp._sync import (
+        PulledChanges,
+        PurgeReport,
+        Sync,
+        SyncError,
+        SyncInit,
+        SyncReport,
+        SyncStatus,
+    )
 
 # The composition, the code indexes and the server import the other packages (and the
 # MCP SDK): they load on first use (lazy_loader, PEP 562), so that ``from ihmt_mcp import
@@ -64,6 +73,15 @@ __getattr__, _, _ = lazy_loader.attach(
         "_portable": ["PortableMemory", "write_jsonl", "write_markdown"],
         "_project": ["ProjectIndex"],
         "_server": ["build_server", "main"],
+        "_sync": [
+            "Sync",
+            "SyncError",
+            "SyncStatus",
+            "SyncReport",
+            "SyncInit",
+            "PurgeReport",
+            "PulledChanges",
+        ],
     },
 )
 
@@ -97,6 +115,14 @@ __all__ = [
     # the server
     "build_server",
     "main",
+    # one memory on every machine: git as the replication engine (ihmt sync)
+    "Sync",
+    "SyncError",
+    "SyncStatus",
+    "SyncReport",
+    "SyncInit",
+    "PurgeReport",
+    "PulledChanges",
     # errors: what an edge catches, and the message it shows
     "USER_ERRORS",
     "plain_message",
