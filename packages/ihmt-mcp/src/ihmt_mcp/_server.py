@@ -23,6 +23,7 @@ from ihmt_mcp.errors import USER_ERRORS, plain_message
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
     from ihmt_mcp._session import FileReads, Scratch
+    from ihmt_mcp._sync import BackgroundSync
     from ihmt_mcp._types import ContentType
 
 logger = logging.getLogger(__name__)
@@ -570,6 +571,32 @@ def _warm_up(settings: Settings) -> None:
     load_embedder(settings.semantic, model=settings.semantic_model, cache_dir=settings.cache_dir)
 
 
+def _background_sync(settings: Settings) -> BackgroundSync | None:
+    """``IHMT_SYNC_EVERY``: sync the memory with its git remote on that period, in a
+    thread with a memory of its own; off by default, and a bad value only logs."""
+    if not settings.sync_every:
+        return None
+    from ihmt_mcp._sync import BackgroundSync, parse_period
+
+    try:
+        period = parse_period(settings.sync_every)
+    except ValueError as exc:
+        logger.warning("IHMT_SYNC_EVERY ignored: %s", exc)
+        return None
+    if period is None:
+        return None
+
+    def open_memory() -> Memory:
+        from ihmt_mcp._memory import Memory
+
+        return Memory.open(settings)
+
+    rounds = BackgroundSync(open_memory, period, folder=settings.store_path)
+    rounds.start()
+    logger.info("syncing the memory with its git remote every %.0f s", period)
+    return rounds
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the stdio server (the ``ihmt-mcp`` command). Logs go to stderr, never stdout."""
     args = sys.argv[1:] if argv is None else argv
@@ -586,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     root.addHandler(handler)
     root.setLevel(settings.log_level)
     server = build_server(settings)
+    background = _background_sync(settings)
     # The sentence encoder (the [semantic] extra) loads while the client says hello, so
     # that the first search does not wait for it; the process keeps it warm after that.
     threading.Thread(target=_warm_up, args=(settings,), daemon=True).start()
@@ -593,4 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         server.run("stdio")
     except KeyboardInterrupt:
         return 130
+    finally:
+        if background is not None:
+            background.stop()
     return 0

@@ -55,6 +55,10 @@ class Settings:
     """Where the loaded sentence encoder is kept for the next process: ``$IHMT_CACHE_DIR``,
     else the user's cache folder (``$XDG_CACHE_HOME/ihmt``, ``~/.cache/ihmt``;
     ``%LOCALAPPDATA%\\ihmt\\cache`` on Windows). Never inside the memory folder."""
+    sync_every: str = ""
+    """``$IHMT_SYNC_EVERY``: how often the MCP server syncs the memory with its git remote
+    in the background (``10m``, ``1h``; empty or ``off``: never, the default). Only a
+    memory set up with ``ihmt sync --init`` is synced."""
 
     @classmethod
     def from_env(
@@ -78,6 +82,7 @@ class Settings:
             semantic=(env.get("IHMT_SEMANTIC") or "auto").strip().lower(),
             semantic_model=(env.get("IHMT_SEMANTIC_MODEL") or "").strip(),
             cache_dir=_cache_dir(env),
+            sync_every=(env.get("IHMT_SYNC_EVERY") or "").strip(),
         )
 
     @classmethod
