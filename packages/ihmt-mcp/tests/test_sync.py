@@ -9,7 +9,9 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from ihmt_mcp import Memory
@@ -17,6 +19,7 @@ from ihmt_mcp._sync import (
     BackgroundSync,
     Sync,
     SyncError,
+    is_synced,
     parse_period,
 )
 from ihmt_store import Store
@@ -105,6 +108,7 @@ def test_init_on_an_empty_remote_pushes_the_memory_and_nothing_derived(
     done = Sync(a, host="laptop").init(str(remote))
     assert done.repository == "created"
     assert not done.remote_had_store
+    assert is_synced(a.store.path)
     assert done.pushed
     tracked = git(remote, "ls-tree", "-r", "--name-only", "main").split()
     assert "ihmt.config.json" in tracked and ".gitignore" in tracked
@@ -258,6 +262,7 @@ def test_a_forget_removes_the_memory_on_every_machine(
 # ---------------------------------------------------------------------- errors
 def test_not_initialised_is_one_line(machine: Callable[[str], Memory]) -> None:
     a = machine("a")
+    assert not is_synced(a.store.path)
     with pytest.raises(SyncError) as caught:
         Sync(a).sync()
     assert caught.value.reason == "not_initialised"
@@ -395,6 +400,26 @@ def test_a_conflict_on_a_foreign_file_is_undone_and_named(
     assert "<<<<<<<" not in "".join(p.read_text() for p in b.store.path.rglob("*.txt"))
 
 
+def test_no_rename_detection_moves_a_leaf_into_another_domain(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    old = a.save("The search service uses port 4100 for its internal API.", domain="search")
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    # a empties the folder layer0/search and adds a near copy elsewhere: to git's rename
+    # detection, a folder renamed; b meanwhile adds a leaf to that folder.
+    a.forget(old.ids[0])
+    moved = a.save("The search service uses port 4100 for its internal API!", domain="deploy")
+    Sync(a).sync()
+    mine = b.save("Search results are cached for ten minutes.", domain="search").ids[0]
+    assert Sync(b).sync().pushed
+    assert (b.store.path / "layer0" / "search" / f"{mine}.txt").is_file()
+    Sync(a).sync()
+    assert ids(a) == ids(b) == {moved.ids[0], mine}
+
+
 def test_a_merge_left_by_a_killed_sync_is_aborted_and_redone(
     machine: Callable[[str], Memory], remote: Path
 ) -> None:
@@ -498,6 +523,30 @@ def test_purge_removes_a_forgotten_memory_from_every_object_of_every_clone(
     assert ids(a) == ids(b)
 
 
+def test_a_purge_the_remote_refuses_blocks_syncs_until_it_is_finished(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    gone = a.save(SECRETISH, domain="office").ids[0]
+    Sync(a).sync()
+    a.forget(gone)
+    git(remote, "config", "receive.denyNonFastForwards", "true")
+    with pytest.raises(SyncError) as caught:
+        Sync(a).purge(gone)
+    assert caught.value.reason == "rejected" and "\n" not in str(caught.value)
+    with pytest.raises(SyncError) as waiting:
+        Sync(a).sync()
+    assert f"ihmt sync --purge {gone}" in str(waiting.value)
+    git(remote, "config", "receive.denyNonFastForwards", "false")
+    assert Sync(a).purge(gone).pushed
+    assert "seven four four one" not in every_object_text(a.store.path)
+    git(remote, "reflog", "expire", "--expire=now", "--all")
+    git(remote, "gc", "--quiet", "--prune=now")
+    assert "seven four four one" not in every_object_text(remote)
+    assert Sync(a).sync().pushed
+
+
 def test_purging_a_memory_no_commit_holds_rewrites_nothing(
     machine: Callable[[str], Memory], remote: Path
 ) -> None:
@@ -518,7 +567,7 @@ def test_parse_period() -> None:
     with pytest.raises(ValueError, match="not a period"):
         parse_period("soon")
     with pytest.raises(ValueError, match="too short"):
-        parse_period("1s")
+        parse_period("0.5s")
 
 
 def test_a_background_round_syncs_and_a_failing_round_only_logs(
@@ -536,7 +585,7 @@ def test_a_background_round_syncs_and_a_failing_round_only_logs(
     def open_b() -> Memory:
         return Memory.init(path, semantic="off")
 
-    rounds = BackgroundSync(open_b, 60)
+    rounds = BackgroundSync(open_b, 60, folder=path)
     report = rounds.run_once()
     assert report is not None and report.pushed
     Sync(a).sync()
@@ -546,3 +595,58 @@ def test_a_background_round_syncs_and_a_failing_round_only_logs(
     with caplog.at_level(logging.WARNING, logger="ihmt_mcp._sync"):
         assert rounds.run_once() is None
     assert "background sync failed" in caplog.text and rounds.last_error
+
+
+def test_a_round_on_a_memory_not_synced_opens_nothing(tmp_path: Path) -> None:
+    opened: list[int] = []
+
+    def open_memory() -> Memory:
+        opened.append(1)
+        raise AssertionError("a store that is not synced is never opened")
+
+    rounds = BackgroundSync(open_memory, 60, folder=tmp_path / "nowhere")
+    assert rounds.run_once() is None and opened == [] and rounds.last_error == ""
+
+
+# ---------------------------------------------------------------------- the memory
+def test_forget_on_a_synced_memory_says_it_lives_in_history(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    local = a.save("A memory forgotten before any sync.").ids[0]
+    assert "ihmt sync --purge" not in a.forget(local).render()
+    Sync(a).init(str(remote))
+    gone = a.save("The old build server was called rusty-01.").ids[0]
+    Sync(a).sync()
+    result = a.forget(gone)
+    assert result.in_git_history and result.to_json()["in_git_history"] is True
+    assert f"ihmt sync --purge {gone}" in result.render()
+    assert "git history" in result.render()
+
+
+def test_the_mcp_server_syncs_in_the_background_when_asked(
+    machine: Callable[[str], Memory],
+    remote: Path,
+    tmp_path: Path,
+    run_server: Callable[..., None],
+    call: Callable[..., Any],
+) -> None:
+    home = tmp_path / "home"
+    served = Memory.init(home / "ihmt_memory", semantic="off")
+    Sync(served).init(str(remote))
+    served.close()
+
+    async def body(session: Any) -> None:
+        error, _ = await call(
+            session, "save_memory", content="The staging database is called pg-stage-2."
+        )
+        assert not error
+        # Bounded: the round runs every second; give it at most 60.
+        with anyio.fail_after(60):
+            while "1 saved" not in git(remote, "log", "--format=%s", "main"):
+                await anyio.sleep(0.2)
+
+    run_server(body, home=home, env={"IHMT_SYNC_EVERY": "1s", "IHMT_SEMANTIC": "off"})
+    b = machine("b")
+    Sync(b).init(str(remote))
+    assert ["pg-stage-2" in leaf.text for leaf in b.store.iter_leaves()] == [True]
