@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import click
 
-from ihmt_cli import _agents, _gui, _meta_commands, _read_commands, _write_commands
+from ihmt_cli import (
+    _agents,
+    _gui,
+    _meta_commands,
+    _read_commands,
+    _sync_command,
+    _write_commands,
+)
 from ihmt_cli._base import EPILOG, global_options
 
 __all__ = ["cli"]
@@ -41,6 +48,7 @@ cli.add_command(_write_commands.index_command)
 cli.add_command(_write_commands.forget_command)
 cli.add_command(_write_commands.restore_command)
 cli.add_command(_write_commands.export_command)
+cli.add_command(_sync_command.sync_command)
 # a memory: ask it
 cli.add_command(_read_commands.search_command)
 cli.add_command(_read_commands.ask_command)
