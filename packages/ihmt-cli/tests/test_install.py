@@ -395,9 +395,9 @@ def test_doctor_reports_a_healthy_store(sandbox: Sandbox) -> None:
     health = done.json()["store"]
     assert health["exists"] and health["ok"]
     assert health["leaves"] == 1 and health["unreachable"] == 0
-    assert health["format_version"] == health["supported_format_version"] == 1
+    assert health["format_version"] == health["supported_format_version"] == 2
     text = sandbox.run("doctor", "--home", str(memory)).out
-    assert "OK · 1 memories · unreachable 0 · format 1" in text
+    assert "OK · 1 memories · unreachable 0 · format 2" in text
     assert "claude-code (user): not registered" in text
 
 
