@@ -1,0 +1,471 @@
+"""Three machines share one memory through a bare git repository (issue #18, Proof).
+
+Each machine is a store of its own (``IHMT_HOME`` each). Machines A and B are driven by
+the CLI in real subprocesses (``ihmt save``, ``ihmt forget``, ``ihmt sync``); machine C
+is served by the real MCP server through the SDK's stdio client (``save_memory``,
+``mark_outdated``, ``forget_memory``, ``search_memory``) while ``ihmt sync`` runs on its
+store beside it. Agents save while syncs run in a seeded random order; a correction
+meets a forget of the same memory on two machines; a memory that corrected another is
+forgotten elsewhere.
+
+After everything settles (every machine syncs until none has anything to pull or push),
+every machine holds the same memories with the same texts and the same OUTDATED marks,
+answers the same questions the same way (the CLI on A, B and C, and C's long-lived MCP
+server), has lost no memory a save acknowledged, and has nothing left for a person to
+resolve (no conflict marker, no merge in progress, a clean ``git status``). The derived
+state refreshed pull by pull equals a rebuild from scratch.
+
+The seed is printed; ``IHMT_SYNC_SEED=N`` replays a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ihmt_store import Store
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+IHMT = [str(Path(sys.executable).parent / "ihmt")]
+ROUNDS = 3
+SAVES_PER_ROUND = 3
+"""Per machine and round: 3 machines x 3 rounds x 3 saves, plus the corrections."""
+SYNCS_PER_ROUND = 4
+MAX_SETTLE_PASSES = 6
+
+TOPICS = (
+    ("the nightly backup", "goes to the cold bucket"),
+    ("the release checklist", "starts with the changelog"),
+    ("the on-call rotation", "changes every Monday"),
+    ("the test database", "is reset before each run"),
+    ("the code review rule", "needs two approvals"),
+    ("the logging format", "is one JSON object per line"),
+    ("the cache layer", "expires entries after an hour"),
+    ("the staging cluster", "lives in the second region"),
+)
+
+
+def seed() -> int:
+    return int(os.environ.get("IHMT_SYNC_SEED") or random.SystemRandom().randrange(10**6))
+
+
+@dataclass
+class Machine:
+    """One computer: its own IHMT_HOME, HOME and store; ``ihmt`` run as a subprocess."""
+
+    name: str
+    home: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def store(self) -> Path:
+        return self.home / "ihmt_memory"
+
+    def run(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*IHMT, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.home.parent,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def ok(self, *args: str) -> dict[str, Any]:
+        """``ihmt --json ARGS``, which must succeed; its JSON answer."""
+        done = self.run("--json", *args)
+        assert done.returncode == 0, f"{self.name}: ihmt {' '.join(args)}: {done.stderr}"
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    def git(self, *args: str) -> str:
+        return git(self.store, *args)
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    assert done.returncode == 0, f"git {' '.join(args)} in {folder}: {done.stderr}"
+    return done.stdout
+
+
+def make_machine(tmp_path: Path, name: str) -> Machine:
+    home = tmp_path / name / "ihmt"
+    user_home = tmp_path / name / "user"
+    user_home.mkdir(parents=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("IHMT_", "GIT_")) and k not in ("HOME", "XDG_CONFIG_HOME")
+    }
+    env.update(
+        {
+            "HOME": str(user_home),
+            "IHMT_HOME": str(home),
+            "IHMT_SEMANTIC": "off",
+            "IHMT_PROJECT": "",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    return Machine(name=name, home=home, env=env)
+
+
+def bare_remote(tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    return remote
+
+
+# ---------------------------------------------------------------------- reading a clone
+def leaves(store: Path) -> dict[str, tuple[str, str, str]]:
+    """Leaf id -> (text, status, outdated_by), as the store's catalog has them."""
+    opened = Store.open(store)
+    try:
+        texts = {leaf.leaf_id: leaf.text for leaf in opened.iter_leaves()}
+        return {
+            e.id: (texts.get(e.id, "<no text>"), e.status, e.outdated_by or "")
+            for e in opened.iter_entries("leaf")
+        }
+    finally:
+        opened.close()
+
+
+def leaf_files(store: Path) -> set[str]:
+    return {p.stem for p in (store / "layer0").rglob("*.txt")}
+
+
+def rebuilt(store: Path, scratch: Path) -> dict[str, tuple[str, str, str]]:
+    """The same view from a copy of the store whose derived state is rebuilt from files."""
+    copy = scratch / store.parent.parent.name
+    shutil.copytree(store, copy, ignore=shutil.ignore_patterns(".git"))
+    opened = Store.open(copy)
+    try:
+        report = opened.rebuild()
+        assert report.problems == (), report.problems
+    finally:
+        opened.close()
+    return leaves(copy)
+
+
+def conflict_markers(store: Path) -> list[str]:
+    found = []
+    for path in store.rglob("*"):
+        if ".git" in path.relative_to(store).parts or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if re.search(rb"^(<<<<<<<|>>>>>>>) ", data, flags=re.MULTILINE):
+            found.append(str(path.relative_to(store)))
+    return found
+
+
+def answer_of(search: dict[str, Any]) -> dict[str, Any]:
+    """What a search answers, less what each machine derives for itself.
+
+    Each machine consolidates the memories in the order they reached it, so its branch
+    labels (the ``general › cache, entries`` breadcrumb of the best memory) and the
+    confidence drawn from them differ by design (branches are never replicated). The
+    verdict, the memories found in their order with their OUTDATED marks, and the
+    notices an agent must relay are the answer, and must be the same everywhere.
+    """
+    compact = search["compact"].splitlines()
+    body = [re.sub(r" › [^(]*\(", " (", line) for line in compact[1:] if not line.startswith("(")]
+    return {
+        "status": search["status"],
+        "hits": [
+            (r["id"], bool(r.get("outdated")), r.get("outdated_by") or "")
+            for r in search["results"]
+        ],
+        "notices": search["notices"],
+        "compact": [compact[0].split(" · ")[0], *body],
+    }
+
+
+# ---------------------------------------------------------------------- the MCP side
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    result = await session.call_tool(tool, arguments)
+    answer = text_of(result)
+    assert not result.is_error, f"{tool}({arguments}): {answer}"
+    return answer
+
+
+def saved_id(answer: str) -> str:
+    match = re.search(r"SAVED memory (\S+) ", answer)
+    assert match, answer
+    return match.group(1)
+
+
+async def with_server(
+    machine: Machine, log: Path, work: Callable[[ClientSession], Awaitable[None]]
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ihmt_mcp"],
+        env=machine.env,
+        cwd=str(machine.home.parent),
+    )
+    with log.open("a", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await work(session)
+
+
+# ---------------------------------------------------------------------- the test
+def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Path) -> None:
+    run_seed = seed()
+    print(f"IHMT_SYNC_SEED={run_seed}")
+    rng = random.Random(run_seed)
+    remote = bare_remote(tmp_path)
+    a, b, c = (make_machine(tmp_path, n) for n in "abc")
+    machines = {m.name: m for m in (a, b, c)}
+
+    # A has a memory already; B and C join the remote with empty stores (clones).
+    a.ok("init")
+    first = a.ok("save", "Machine a started the shared memory with the word zqseedx.")["ids"]
+    init = a.ok("sync", "--init", str(remote))
+    assert init["remote_had_store"] is False and init["pushed"]
+    for m in (b, c):
+        joined = m.ok("sync", "--init", str(remote))
+        assert joined["remote_had_store"] is True
+        assert set(first) <= set(joined["pulled"]["added"])
+
+    acknowledged: dict[str, str] = dict.fromkeys(first, "a")
+    """Every id a save answered, and the machine that saved it."""
+    forgotten: set[str] = set()
+    texts: dict[str, str] = dict.fromkeys(first, "zqseedx")
+    """Leaf id -> the one word that names it (what a correction's replaces= gives)."""
+    marked: dict[str, str] = {}
+    """old id -> new id of the mark_outdated calls C made (checked unless undone)."""
+    sync_failures: list[str] = []
+    log_lines: list[str] = []
+
+    def text_for(name: str, rnd: int, i: int) -> tuple[str, str]:
+        topic, fact = TOPICS[(7 * rnd + 3 * i + ord(name)) % len(TOPICS)]
+        token = f"zq{name}{rnd}n{i}x"
+        return token, f"On machine {name}, {topic} for {token} {fact}."
+
+    async def cli_saves(m: Machine, rnd: int) -> None:
+        for i in range(SAVES_PER_ROUND):
+            token, text = text_for(m.name, rnd, i)
+            answer = await anyio.to_thread.run_sync(partial(m.ok, "save", text))
+            for leaf_id in answer["ids"]:
+                acknowledged[leaf_id] = m.name
+                texts[leaf_id] = token
+
+    async def mcp_saves(session: ClientSession, rnd: int) -> None:
+        for i in range(SAVES_PER_ROUND):
+            token, text = text_for("c", rnd, i)
+            leaf_id = saved_id(await call(session, "save_memory", {"content": text}))
+            acknowledged[leaf_id] = "c"
+            texts[leaf_id] = token
+
+    async def syncs(rnd: int) -> None:
+        # A generator of its own: the other tasks' timing never shifts this draw.
+        mine = random.Random(f"{run_seed}:syncs:{rnd}")
+        order = [mine.choice("abc") for _ in range(SYNCS_PER_ROUND)]
+        pauses = [mine.uniform(0.0, 0.6) for _ in order]
+        log_lines.append(f"round {rnd}: syncs {''.join(order)}")
+
+        async def one(name: str, pause: float) -> None:
+            await anyio.sleep(pause)
+            done = await anyio.to_thread.run_sync(partial(machines[name].run, "--json", "sync"))
+            if done.returncode != 0:
+                # Allowed: one line, nothing lost (checked at the end); never a traceback.
+                assert "Traceback" not in done.stderr, done.stderr
+                assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+                sync_failures.append(f"{name}: {done.stderr.strip()}")
+
+        # Two at a time: syncs of different machines race for the remote's branch.
+        async with anyio.create_task_group() as group:
+            for k in range(0, len(order), 2):
+                for name, pause in zip(order[k : k + 2], pauses[k : k + 2], strict=False):
+                    group.start_soon(one, name, pause)
+                await anyio.sleep(0.3)
+
+    def present(m: Machine, leaf_id: str) -> bool:
+        return leaf_id in leaf_files(m.store)
+
+    def pick(where: list[Machine], exclude: set[str]) -> str:
+        shared = [
+            i
+            for i in sorted(acknowledged)
+            if i not in forgotten and i not in exclude and all(present(m, i) for m in where)
+        ]
+        assert shared, f"no memory present on {[m.name for m in where]} yet"
+        return rng.choice(shared)
+
+    async def annotate(session: ClientSession, rnd: int) -> None:
+        """One round of corrections and forgets, on three machines at once."""
+        used: set[str] = set(marked) | set(marked.values())
+        # A corrects X while B forgets the same X: the forget must win everywhere.
+        x = pick([a, b], used)
+        used.add(x)
+        # C marks Y outdated by a memory of its own (Z), through the MCP server.
+        y = pick([c], used)
+        used.add(y)
+        z_token, z_text = text_for("c", rnd, 90)
+        log_lines.append(f"round {rnd}: a corrects and b forgets {x}; c marks {y} outdated")
+
+        async def on_a() -> None:
+            token, text = text_for("a", rnd, 90)
+            answer = await anyio.to_thread.run_sync(
+                partial(a.ok, "save", f"Correction: {text}", "--replaces", texts[x])
+            )
+            assert answer["replaced"]["status"] == "replaced", answer["replaced"]
+            assert x in answer["replaced"]["replaced"]
+            for leaf_id in answer["ids"]:
+                acknowledged[leaf_id] = "a"
+                texts[leaf_id] = token
+
+        async def on_b() -> None:
+            await anyio.to_thread.run_sync(
+                partial(b.ok, "forget", x, "--yes", "--reason", "test: forgotten on b")
+            )
+            forgotten.add(x)
+
+        async def on_c() -> None:
+            z = saved_id(await call(session, "save_memory", {"content": z_text}))
+            acknowledged[z] = "c"
+            texts[z] = z_token
+            await call(session, "mark_outdated", {"old_id": y, "new_id": z})
+            marked[y] = z
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(on_a)
+            group.start_soon(on_b)
+            group.start_soon(on_c)
+
+    async def forget_a_corrector(session: ClientSession) -> None:
+        """B forgets the memory that corrected one of C's marks: that mark falls away."""
+        y, z = sorted(marked.items())[0]
+        await anyio.to_thread.run_sync(partial(sync_until_present, b, z))
+        b.ok("forget", z, "--yes", "--reason", "test: the corrector goes")
+        forgotten.add(z)
+        del marked[y]
+        log_lines.append(f"b forgets {z}, which corrected {y}")
+
+    def sync_until_present(m: Machine, leaf_id: str) -> None:
+        for _ in range(4):
+            if present(m, leaf_id):
+                return
+            for other in (c, m):
+                other.run("sync")
+        assert present(m, leaf_id), f"{leaf_id} never reached {m.name}"
+
+    def settle() -> int:
+        """Sync every machine in a random order until a whole pass moves nothing."""
+        for attempt in range(1, MAX_SETTLE_PASSES + 1):
+            order = rng.sample([a, b, c], 3)
+            moved = False
+            for m in order:
+                report = m.ok("sync")
+                pulled = report["pulled"]
+                if report["commit"] or pulled["added"] or pulled["annotated"] or pulled["removed"]:
+                    moved = True
+            statuses = [m.ok("sync", "--status") for m in (a, b, c)]
+            if not moved and all(
+                s["ahead"] == 0 and s["behind"] == 0 and s["uncommitted"] == 0 for s in statuses
+            ):
+                return attempt
+        raise AssertionError(f"the machines did not settle in {MAX_SETTLE_PASSES} passes")
+
+    answers: dict[str, list[str]] = {}
+
+    async def main() -> None:
+        async def work(session: ClientSession) -> None:
+            for rnd in range(ROUNDS):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(cli_saves, a, rnd)
+                    group.start_soon(cli_saves, b, rnd)
+                    group.start_soon(mcp_saves, session, rnd)
+                    group.start_soon(syncs, rnd)
+                if rnd >= 1:
+                    # Everyone must have something of the others' to correct or forget.
+                    for m in (a, b, c):
+                        await anyio.to_thread.run_sync(partial(m.run, "sync"))
+                    await annotate(session, rnd)
+            await forget_a_corrector(session)
+            passes = await anyio.to_thread.run_sync(settle)
+            log_lines.append(f"settled in {passes} pass(es)")
+            # C's server has been open all along: it must answer as the CLI does.
+            for question in questions:
+                answers.setdefault(question, []).append(
+                    await call(session, "search_memory", {"query": question})
+                )
+
+        await with_server(c, tmp_path / "c-server.log", work)
+
+    questions: list[str] = []
+    tokens_by_round = [f"zq{n}{r}n{i}x" for r in range(ROUNDS) for n in "abc" for i in (0, 1)]
+    questions += rng.sample(tokens_by_round, 5)
+    questions += [t for _, t in TOPICS[:3]]
+
+    anyio.run(main)
+    print("\n".join(log_lines))
+    print(f"syncs that failed with one line (allowed): {sync_failures}")
+
+    # ---------------------------------------------------------------- the proof
+    live = set(acknowledged) - forgotten
+    views = {name: leaves(m.store) for name, m in machines.items()}
+    for name, view in views.items():
+        missing = live - set(view)
+        assert not missing, f"{name} lost acknowledged memories: {sorted(missing)}"
+        assert set(view) == live, f"{name} holds forgotten or unknown memories"
+        assert leaf_files(machines[name].store) == live
+        for leaf_id in forgotten:
+            assert not (machines[name].store / "notes" / leaf_id).exists()
+    assert views["a"] == views["b"] == views["c"]
+    for y, z in marked.items():
+        assert views["a"][y][1:] == ("outdated", z), (y, views["a"][y])
+    # The derived state refreshed pull by pull is the one a rebuild makes from the files.
+    scratch = tmp_path / "rebuilt"
+    scratch.mkdir()
+    for name, m in machines.items():
+        assert rebuilt(m.store, scratch) == views[name], name
+
+    heads = {m.git("rev-parse", "HEAD").strip() for m in machines.values()}
+    assert heads == {git(remote, "rev-parse", "main").strip()}
+    for m in machines.values():
+        assert m.git("status", "--porcelain", "--untracked-files=all") == ""
+        assert not (m.store / ".git" / "MERGE_HEAD").exists()
+        assert conflict_markers(m.store) == []
+        doctor = m.ok("doctor", "--no-connect")
+        assert doctor["store"]["ok"], doctor["store"]
+
+    for question in questions:
+        seen = {name: m.ok("search", question) for name, m in machines.items()}
+        assert answer_of(seen["a"]) == answer_of(seen["b"]) == answer_of(seen["c"]), question
+        # C's server, open since before the first sync, answers exactly as C's CLI does.
+        assert answers[question] == [seen["c"]["compact"]], question

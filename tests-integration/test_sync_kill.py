@@ -1,0 +1,447 @@
+"""``ihmt sync`` killed with SIGKILL at chosen and at random points (issue #18, Proof).
+
+Each round starts ``ihmt sync`` (or ``ihmt sync --init`` of a new machine, a clone) in
+a real subprocess and kills it with SIGKILL: either at a named point of a git step, or
+after a seeded random delay. A named point is reached through a ``reference-transaction``
+hook (the git machines' ``core.hooksPath``): when the git command the round names (the
+init's checkout, the commit, the fetch, the merge, the remote's receive-pack during the
+push, the push's own ref update) is about to move or has just moved a ref, the hook
+writes a mark and waits; the test sees the mark and kills, either the ``ihmt`` process
+alone (its git child lives on, orphaned, as after an out-of-memory kill) or its whole
+process group (git dies too, as on Ctrl-C or a power cut of the session). The fault is
+real; only its moment is chosen.
+
+After every kill the next ``ihmt sync`` (``ihmt sync --init`` again for a clone killed
+before its remote was recorded) must complete, and the machine must hold every memory
+a save acknowledged (minus those it was told to forget). At the end every machine
+settles: they converge, nothing is left for a person to resolve, ``ihmt doctor`` finds
+the store sound, and the derived state equals a rebuild from the files.
+
+The seed is printed; ``IHMT_SYNC_SEED=N`` replays the schedule (not the OS's timing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ihmt_store import Store
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="the freeze hook reads /proc (Linux)"
+    ),
+]
+
+IHMT = [str(Path(sys.executable).parent / "ihmt")]
+FREEZE_S = 2
+"""How long the hook holds git at the chosen point (the test kills well before)."""
+
+POINTS = (
+    "commit:prepared",  # the sync's commit written, HEAD not moved yet
+    "commit:committed",  # HEAD moved, nothing fetched or merged yet
+    "fetch:prepared",  # the remote-tracking ref about to move
+    "merge:prepared",  # the merged tree in the working folder, HEAD not moved
+    "merge:committed",  # the merge made, the derived state not refreshed
+    "receive-pack:prepared",  # the push inside the remote, its branch not moved
+    "push:committed",  # the remote moved, the local tracking ref about to follow
+)
+"""Named points of a sync (git command : reference-transaction state)."""
+
+HOOK = f"""#!/bin/sh
+# Test hook (tests-integration/test_sync_kill.py): freeze the git command named in
+# IHMT_TEST_FREEZE ("merge:prepared") once, at that state of its ref transaction.
+cat >/dev/null
+[ -n "$IHMT_TEST_FREEZE" ] || exit 0
+[ -e "$IHMT_TEST_FREEZE_MARK" ] && exit 0
+[ "$1" = "${{IHMT_TEST_FREEZE#*:}}" ] || exit 0
+want="${{IHMT_TEST_FREEZE%%:*}}"
+parent=$(tr '\\0' ' ' < /proc/$PPID/cmdline)
+case " $parent " in
+    *" $want "*|*"git-$want "*|*"/git-$want "*) ;;
+    *) exit 0 ;;
+esac
+echo "$parent" > "$IHMT_TEST_FREEZE_MARK"
+sleep {FREEZE_S}
+exit 0
+"""
+
+
+def seed() -> int:
+    return int(os.environ.get("IHMT_SYNC_SEED") or random.SystemRandom().randrange(10**6))
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    assert done.returncode == 0, f"git {' '.join(args)} in {folder}: {done.stderr}"
+    return done.stdout
+
+
+@dataclass
+class Machine:
+    name: str
+    home: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def store(self) -> Path:
+        return self.home / "ihmt_memory"
+
+    def run(
+        self, *args: str, extra: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*IHMT, *args],
+            capture_output=True,
+            text=True,
+            env={**self.env, **(extra or {})},
+            cwd=self.home.parent,
+            timeout=240,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def ok(self, *args: str) -> dict[str, Any]:
+        done = self.run("--json", *args)
+        assert done.returncode == 0, f"{self.name}: ihmt {' '.join(args)}: {done.stderr}"
+        assert done.stdout.strip(), f"{self.name}: ihmt {' '.join(args)} printed nothing"
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    def start(self, *args: str, extra: dict[str, str]) -> subprocess.Popen[str]:
+        """``ihmt ARGS`` in a session of its own (so its process group can be killed)."""
+        return subprocess.Popen(
+            [*IHMT, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**self.env, **extra},
+            cwd=self.home.parent,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+def make_machine(tmp_path: Path, name: str, hooks: Path) -> Machine:
+    home = tmp_path / name / "ihmt"
+    user_home = tmp_path / name / "user"
+    user_home.mkdir(parents=True)
+    # The machine's own git settings: the freeze hook for every repository it touches
+    # (its store, and the bare remote when its push runs receive-pack there).
+    (user_home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n", encoding="utf-8")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("IHMT_", "GIT_")) and k not in ("HOME", "XDG_CONFIG_HOME")
+    }
+    env.update(
+        {
+            "HOME": str(user_home),
+            "IHMT_HOME": str(home),
+            "IHMT_SEMANTIC": "off",
+            "IHMT_PROJECT": "",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    return Machine(name=name, home=home, env=env)
+
+
+def leaves(store: Path) -> dict[str, tuple[str, str, str]]:
+    opened = Store.open(store)
+    try:
+        texts = {leaf.leaf_id: leaf.text for leaf in opened.iter_leaves()}
+        return {
+            e.id: (texts.get(e.id, "<no text>"), e.status, e.outdated_by or "")
+            for e in opened.iter_entries("leaf")
+        }
+    finally:
+        opened.close()
+
+
+def leaf_files(store: Path) -> set[str]:
+    return {p.stem for p in (store / "layer0").rglob("*.txt")}
+
+
+def conflict_markers(store: Path) -> list[str]:
+    found = []
+    for path in store.rglob("*"):
+        if ".git" in path.relative_to(store).parts or not path.is_file():
+            continue
+        if re.search(rb"^(<<<<<<<|>>>>>>>) ", path.read_bytes(), flags=re.MULTILINE):
+            found.append(str(path.relative_to(store)))
+    return found
+
+
+@dataclass
+class Round:
+    machine: str
+    how: str
+    """A point of :data:`POINTS`, ``delay``, or ``init:<point or delay>``."""
+    group: bool
+    """Kill the whole process group (git too), not the ``ihmt`` process alone."""
+    delay: float = 0.0
+    outcome: str = ""
+
+
+def test_a_sync_killed_anywhere_is_completed_by_the_next(tmp_path: Path) -> None:
+    run_seed = seed()
+    print(f"IHMT_SYNC_SEED={run_seed}")
+    rng = random.Random(run_seed)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook = hooks / "reference-transaction"
+    hook.write_text(HOOK, encoding="utf-8")
+    hook.chmod(0o755)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+
+    machines: dict[str, Machine] = {}
+
+    def machine(name: str) -> Machine:
+        machines[name] = make_machine(tmp_path, name, hooks)
+        return machines[name]
+
+    a, b = machine("a"), machine("b")
+    acknowledged: dict[str, str] = {}
+    forgotten: set[str] = set()
+    counter = iter(range(10**6))
+
+    def save(m: Machine, *extra: str) -> str:
+        n = next(counter)
+        answer = m.ok(
+            "save", f"Machine {m.name} keeps note {n} with the word zq{m.name}{n}x.", *extra
+        )
+        (leaf_id,) = answer["ids"]
+        acknowledged[leaf_id] = m.name
+        return str(leaf_id)
+
+    a.ok("init")
+    save(a)
+    save(a)
+    a.ok("sync", "--init", str(remote))
+    b.ok("sync", "--init", str(remote))
+
+    def group_for(point: str) -> bool:
+        # Inside the remote, only the ihmt process is killed: a receive-pack killed too
+        # leaves the remote's ref locked (see the test below).
+        return not point.startswith("receive-pack") and rng.random() < 0.5
+
+    rounds = [Round("b", p, group_for(p)) for p in POINTS]
+    rounds += [Round("a", p, group_for(p)) for p in rng.sample(POINTS, 3)]
+    rounds += [Round(rng.choice("ab"), "delay", rng.random() < 0.5) for _ in range(4)]
+    rng.shuffle(rounds)
+    # A new machine joins, its init killed after the clone is made (a commit of its own,
+    # then the merge and push); a kill during the clone itself is the test below.
+    rounds.insert(rng.randrange(len(rounds)), Round("c", "init:merge:committed", False))
+    took: list[float] = []
+    """Seconds each plain sync took here: random delays are drawn within their median."""
+
+    def kill(proc: subprocess.Popen[str], group: bool) -> None:
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+    def run_round(r: Round) -> None:
+        joining = r.how.startswith("init:")
+        point = r.how.removeprefix("init:")
+        victim = machine(r.machine) if joining else machines[r.machine]
+        synced = [m for m in machines.values() if m is not victim and (m.store / ".git").exists()]
+        # Something on both sides: the victim commits, merges and pushes.
+        other = rng.choice(synced)
+        save(other)
+        started = time.monotonic()
+        other.ok("sync")
+        took.append(time.monotonic() - started)
+        if joining:
+            victim.ok("init")
+            save(victim)  # not empty: its init commits, merges and pushes
+        else:
+            save(victim)
+            choice = rng.random()
+            live = sorted(i for i in leaf_files(victim.store) if i not in forgotten)
+            if choice < 0.3 and live:
+                gone = rng.choice(live)
+                victim.ok("forget", gone, "--yes", "--reason", "test")
+                forgotten.add(gone)
+            elif choice < 0.6 and live:
+                old = rng.choice(live)
+                words = leaves(victim.store)[old][0].split()[-1].rstrip(".")
+                save(victim, "--replaces", words)
+        mark = tmp_path / f"mark-{r.machine}-{next(counter)}"
+        extra = {"IHMT_TEST_FREEZE_MARK": str(mark)}
+        if point != "delay":
+            extra["IHMT_TEST_FREEZE"] = point
+        args = ("sync", "--init", str(remote)) if joining else ("sync",)
+        proc = victim.start("--json", *args, extra=extra)
+        if point == "delay":
+            r.delay = round(rng.uniform(0.05, statistics.median(took)), 3)
+            try:
+                proc.communicate(timeout=r.delay)
+                r.outcome = "finished before the kill"
+            except subprocess.TimeoutExpired:
+                kill(proc, r.group)
+                r.outcome = f"killed after {r.delay}s"
+        else:
+            while proc.poll() is None and not mark.exists():
+                time.sleep(0.01)
+            if mark.exists() and proc.poll() is None:
+                kill(proc, r.group)
+                r.outcome = "killed at the point"
+            else:
+                proc.communicate(timeout=60)
+                r.outcome = "point not reached (finished)"
+        # The next sync completes what the killed one left.
+        again = victim.run("--json", "sync")
+        assert again.returncode == 0, f"{r}: the next sync failed: {again.stderr}"
+        assert "Traceback" not in again.stderr
+        expected = {i for i, who in acknowledged.items() if who == victim.name} - forgotten
+        held = leaf_files(victim.store)
+        view = leaves(victim.store)
+        assert expected <= held, f"{r}: lost {sorted(expected - held)}"
+        assert expected <= set(view), f"{r}: not in the catalog: {sorted(expected - set(view))}"
+        assert not (held & forgotten), f"{r}: forgotten memories came back"
+        assert not (victim.store / ".git" / "MERGE_HEAD").exists()
+        assert conflict_markers(victim.store) == []
+
+    for r in rounds:
+        print(f"round: {r.machine} {r.how} group={r.group}", flush=True)
+        run_round(r)
+    print("\n".join(f"{r.machine} {r.how} group={r.group}: {r.outcome}" for r in rounds))
+    killed = [r for r in rounds if r.outcome.startswith("killed")]
+    assert len(killed) >= len(POINTS), "too few rounds killed a sync: the test proves little"
+
+    # Settle: every machine syncs until a whole pass moves nothing.
+    every = list(machines.values())
+    for _ in range(6):
+        moved = False
+        for m in rng.sample(every, len(every)):
+            report = m.ok("sync")
+            moved |= bool(report["commit"]) or any(report["pulled"].values())
+        if not moved:
+            break
+    else:
+        raise AssertionError("the machines did not settle")
+    live = set(acknowledged) - forgotten
+    views = {m.name: leaves(m.store) for m in every}
+    first = views["a"]
+    for m in every:
+        assert set(views[m.name]) == live, m.name
+        assert leaf_files(m.store) == live, m.name
+        assert views[m.name] == first, m.name
+        assert git(m.store, "status", "--porcelain", "--untracked-files=all") == ""
+        assert git(m.store, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+        assert conflict_markers(m.store) == []
+        doctor = m.ok("doctor", "--no-connect")
+        assert doctor["store"]["ok"] and doctor["store"]["unreachable"] == 0, doctor["store"]
+        copy = tmp_path / "rebuilt" / m.name
+        shutil.copytree(m.store, copy, ignore=shutil.ignore_patterns(".git"))
+        opened = Store.open(copy)
+        try:
+            assert opened.rebuild().problems == ()
+        finally:
+            opened.close()
+        assert leaves(copy) == views[m.name], m.name
+
+
+def _two_machines(tmp_path: Path) -> tuple[Path, Machine, Machine, list[str]]:
+    """A remote holding A's memory, and machine B not joined yet (hooks installed)."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook = hooks / "reference-transaction"
+    hook.write_text(HOOK, encoding="utf-8")
+    hook.chmod(0o755)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    a, b = make_machine(tmp_path, "a", hooks), make_machine(tmp_path, "b", hooks)
+    a.ok("init")
+    saved = [
+        a.ok("save", f"Machine a keeps note {n} with the word zqa{n}x.")["ids"][0] for n in range(3)
+    ]
+    a.ok("sync", "--init", str(remote))
+    return remote, a, b, saved
+
+
+def _freeze_and_kill(m: Machine, point: str, mark: Path, group: bool, *args: str) -> None:
+    proc = m.start(
+        "--json", *args, extra={"IHMT_TEST_FREEZE": point, "IHMT_TEST_FREEZE_MARK": str(mark)}
+    )
+    while proc.poll() is None and not mark.exists():
+        time.sleep(0.01)
+    assert proc.poll() is None, f"the sync ended before {point}: {proc.communicate()}"
+    if group:
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect (#18): a clone killed during 'ihmt sync --init' after git wrote its "
+    "files and before the refresh (_sync.py init: checkout at 1042, _apply_since at "
+    "1043) leaves memory files the catalog never learns: state/sync.json records no "
+    "'refreshed' commit, and _recover (659) refreshes only from a recorded one",
+)
+@pytest.mark.parametrize("group", [False, True], ids=["ihmt-killed", "group-killed"])
+def test_a_clone_killed_in_its_first_checkout_is_completed_by_the_next_sync(
+    tmp_path: Path, group: bool
+) -> None:
+    remote, _a, b, saved = _two_machines(tmp_path)
+    _freeze_and_kill(
+        b, "checkout:prepared", tmp_path / "mark", group, "sync", "--init", str(remote)
+    )
+    again = b.run("--json", "sync")
+    if again.returncode != 0 and "not synced yet" in again.stderr:
+        again = b.run("--json", "sync", "--init", str(remote))
+    assert again.returncode == 0, again.stderr
+    assert set(saved) <= leaf_files(b.store)
+    # Searchable: the catalog holds every memory whose file the clone holds.
+    assert set(saved) <= set(leaves(b.store))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect (#18): a push killed inside a local bare remote leaves the remote's "
+    "refs/heads/main.lock; every later sync fails with 'the remote rejected the push 4 "
+    "times (other machines keep pushing)', which blames others and hides the file to "
+    "remove: _sync.py _push (959) takes git's 'main.lock: File exists' for a local ref "
+    "race before it looks at '[remote rejected]' (966)",
+)
+def test_a_push_killed_inside_the_remote_gets_an_error_naming_the_lock(tmp_path: Path) -> None:
+    remote, _a, b, saved = _two_machines(tmp_path)
+    b.ok("sync", "--init", str(remote))
+    b.ok("save", "Machine b keeps a note with the word zqbx.")
+    # The whole session dies (git and its receive-pack in the remote with it).
+    _freeze_and_kill(b, "receive-pack:prepared", tmp_path / "mark", True, "sync")
+    locks = sorted(p.name for p in remote.rglob("*.lock"))
+    assert "main.lock" in locks
+    done = b.run("sync")
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "main.lock" in done.stderr, done.stderr
+    assert set(saved) <= set(leaves(b.store))
