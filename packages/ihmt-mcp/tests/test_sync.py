@@ -420,6 +420,43 @@ def test_no_rename_detection_moves_a_leaf_into_another_domain(
     assert ids(a) == ids(b) == {moved.ids[0], mine}
 
 
+def test_the_same_memory_saved_on_two_machines_merges_to_one_file(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    text = "Production deploys need a second reviewer from the platform team."
+    first = a.save(text, domain="process", date="2026-01-05").ids[0]
+    second = b.save(text, domain="process", date="2026-03-09").ids[0]
+    assert first == second  # one id (a hash of the text), two headers (two dates)
+    Sync(a).sync()
+    assert Sync(b).sync().pushed
+    Sync(a).sync()
+    rel = next(a.store.path.glob(f"layer0/*/{first}.txt")).relative_to(a.store.path)
+    assert (a.store.path / rel).read_bytes() == (b.store.path / rel).read_bytes()
+    assert a.store.entry(first) == b.store.entry(first)
+    assert "<<<<<<<" not in (a.store.path / rel).read_text()
+
+
+def test_a_leaf_edited_by_hand_here_and_forgotten_there_is_forgotten(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    gone = a.save("The legacy FTP server closes at the end of the quarter.").ids[0]
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    a.forget(gone)
+    Sync(a).sync()
+    leaf = next(b.store.path.glob(f"layer0/*/{gone}.txt"))
+    leaf.write_bytes(leaf.read_bytes() + b" (edited by hand)")
+    assert Sync(b).sync().pushed
+    assert gone not in ids(b) and not leaf.exists()
+    Sync(a).sync()
+    assert ids(a) == ids(b)
+
+
 def test_a_merge_left_by_a_killed_sync_is_aborted_and_redone(
     machine: Callable[[str], Memory], remote: Path
 ) -> None:
@@ -545,6 +582,27 @@ def test_a_purge_the_remote_refuses_blocks_syncs_until_it_is_finished(
     git(remote, "gc", "--quiet", "--prune=now")
     assert "seven four four one" not in every_object_text(remote)
     assert Sync(a).sync().pushed
+
+
+def test_a_memory_saved_again_after_its_purge_stays_on_every_clone(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    text = "The release train leaves every second Wednesday."
+    first = a.save(text, domain="process").ids[0]
+    Sync(a).sync()
+    Sync(b).init(str(remote))
+    a.forget(first)
+    Sync(a).purge(first)
+    again = a.save(text, domain="process").ids[0]
+    Sync(a).sync()
+    assert again == first
+    report = Sync(b).sync()
+    assert report.followed_purges == ()
+    assert first in ids(a) and first in ids(b)
+    Sync(a).sync()
+    assert ids(a) == ids(b)
 
 
 def test_purging_a_memory_no_commit_holds_rewrites_nothing(

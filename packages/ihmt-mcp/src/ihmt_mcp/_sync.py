@@ -413,6 +413,21 @@ class _Git:
             raise SyncError("git_failed", f"'git {_subcommand(args)}' failed: {reason}")
         return done
 
+    def blob(self, sha: str) -> bytes:
+        """The bytes of one object (a file's content, exactly)."""
+        try:
+            done = subprocess.run(
+                [self.executable, "-C", str(self.folder), "cat-file", "blob", sha],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                env=self.env,
+                timeout=LOCAL_TIMEOUT_S,
+                check=False,
+            )
+        except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
+            raise SyncError("git_failed", f"cannot read object {sha}: {exc}") from None
+        return done.stdout
+
     def out(self, *args: str, timeout: float = LOCAL_TIMEOUT_S) -> str:
         return self.run(*args, timeout=timeout).stdout.strip()
 
@@ -876,11 +891,58 @@ class Sync:
         self._identity()
         self._save_state(merging={"before": before, "upstream": git.rev(upstream)})
         done = git.run(*args, "-m", f"ihmt sync on {self.host}: merge", upstream, check=False)
-        if done.returncode != 0:
+        if done.returncode != 0 and not self._settle_conflicts():
             self._save_state(merging=None)
             self._abort_merge(done)
         self._save_state(merging=None)
         return before, git.rev("HEAD")
+
+    def _settle_conflicts(self) -> bool:
+        """Settle the conflicts the format decides without a person, and commit the merge;
+        False (nothing settled) when any conflict is another kind.
+
+        - The same memory saved on two machines: one id (a hash of the text), the same
+          text, headers that differ (the date it was saved). Either file is that memory;
+          every machine keeps the one whose git blob id sorts first, so all agree.
+        - A leaf edited by hand on one machine and forgotten on the other: the
+          tombstone wins, as everywhere else.
+        - Two tombstones of one memory: either is the forget.
+        """
+        git = self.git
+        stages: dict[str, dict[int, str]] = {}
+        for entry in git.run("ls-files", "-u", "-z").stdout.split("\0"):
+            if "\t" in entry:
+                meta, path = entry.split("\t", 1)
+                _mode, sha, stage = meta.split()
+                stages.setdefault(path, {})[int(stage)] = sha
+        if not stages or not (self.folder / ".git" / "MERGE_HEAD").exists():
+            return False
+        keep: dict[str, str] = {}
+        drop: list[str] = []
+        for path, sides in stages.items():
+            ours, theirs = sides.get(2), sides.get(3)
+            if path.startswith("forgotten/") and ours and theirs:
+                keep[path] = "--ours" if ours <= theirs else "--theirs"
+            elif not (path.startswith("layer0/") and path.endswith(".txt")):
+                return False
+            elif ours and theirs:
+                if _leaf_text(git.blob(ours)) != _leaf_text(git.blob(theirs)):
+                    return False  # edited by hand on both machines: a person decides
+                keep[path] = "--ours" if ours <= theirs else "--theirs"
+            elif (self.folder / _tombstone_of(path)).is_file():
+                drop.append(path)
+            else:
+                return False
+        for path, side in keep.items():
+            git.run("checkout", side, "--", path)
+            git.run("add", "--", path)
+        if drop:
+            git.run("rm", "-q", "--cached", "--ignore-unmatch", "--", *drop)
+            for path in drop:
+                (self.folder / path).unlink(missing_ok=True)
+        git.run("commit", "--quiet", "--no-edit", "--no-verify")
+        logger.info("settled %d conflict(s) the format decides", len(keep) + len(drop))
+        return True
 
     def _abort_merge(self, done: subprocess.CompletedProcess[str]) -> None:
         git = self.git
@@ -1244,16 +1306,22 @@ class Sync:
         todo = [i for i in listed.stdout.split() if i not in done and re.fullmatch(r"[\w.-]+", i)]
         if not todo:
             return []
-        paths = [p for leaf_id in todo for p in _purge_paths(leaf_id)]
-        if git.out("log", f"refs/heads/{branch}", "--full-history", "--format=%H", "--", *paths):
+        # A memory saved again since its purge (same text, same id: no tombstone any
+        # more) is live: its history is not rewritten away from under it.
+        gone = [i for i in todo if git.ok("cat-file", "-e", f"{upstream}:forgotten/{i}.json")]
+        paths = [p for leaf_id in gone for p in _purge_paths(leaf_id)]
+        held = paths and git.out(
+            "log", f"refs/heads/{branch}", "--full-history", "--format=%H", "--", *paths
+        )
+        if held:
             self._rewrite(paths, [f"refs/heads/{branch}"])
             self._drop_unreachable()
             # The files on disk are those of the rewritten HEAD (less the purged ones,
             # which the tombstones remove from the derived state).
             self._save_state(refreshed=git.rev("HEAD"))
         self._save_state(purged=sorted(done | set(todo)))
-        logger.info("followed the purge of %d memory(ies)", len(todo))
-        return todo
+        logger.info("followed the purge of %d memory(ies)", len(gone))
+        return gone
 
 
 @dataclass
@@ -1366,6 +1434,16 @@ def _replicated(path: str) -> bool:
 def _tracked(path: str) -> bool:
     """Whether sync itself commits ``path``: the memory's files and its own setup."""
     return _replicated(path) or path in SETUP_FILES
+
+
+LEAF_HEADER_END = b"\nIHMT-META>>>\n"
+"""Where a leaf's JSON header ends and its text begins (FORMAT.md)."""
+
+
+def _leaf_text(data: bytes) -> bytes:
+    """A leaf file's text, without its header (the whole file when it has none)."""
+    _, found, text = data.partition(LEAF_HEADER_END)
+    return text if found else data
 
 
 def _tombstone_of(leaf_path: str) -> str:
