@@ -39,7 +39,7 @@ def test_spaces_do_not_mix(tmp_path: Path) -> None:
     store.put_derived("vectors/other@2", {item: b"new model"})
     assert dict(store.derived_changes(SPACE).rows) == {item: b"old model"}
     assert dict(store.derived_changes("vectors/other@2").rows) == {item: b"new model"}
-    assert store._derived_counts() == {SPACE: 1, "vectors/other@2": 1}
+    assert store.derived_counts() == {SPACE: 1, "vectors/other@2": 1}
 
 
 def test_forgetting_a_memory_removes_its_data_in_every_space(tmp_path: Path) -> None:

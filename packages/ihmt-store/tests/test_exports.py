@@ -70,7 +70,7 @@ STORE_METHODS = [
     "count",
     "create",
     "derived_changes",
-    "derived_counts",  # alias kept for ihmt-mcp's tests (issue #14); goes with them
+    "derived_counts",
     "derived_ids",
     "discard_derived",
     "document_frequencies",
@@ -95,7 +95,7 @@ STORE_METHODS = [
     "read_branch",
     "read_leaf",
     "read_leaves",
-    "read_root",  # alias kept for ihmt-navigator's tests (issue #14); goes with them
+    "read_root",
     "rebuild",
     "refresh_root",
     "remove_branch",

@@ -264,7 +264,7 @@ def test_the_trunk_references_everything_without_a_parent(store: Store) -> None:
     assert set(root.top_ids) == {"N2-projects-top", loose.leaf_id}
     on_disk = json.loads((store.path / "root.json").read_text())
     assert on_disk["domains"]["personal"]["top"] == [loose.leaf_id]
-    assert store._read_root().top_ids == root.top_ids
+    assert store.read_root().top_ids == root.top_ids
 
 
 def test_an_item_under_a_missing_branch_counts_as_unreachable(store: Store) -> None:

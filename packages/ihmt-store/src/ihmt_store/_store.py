@@ -1143,7 +1143,7 @@ class Store(IndexLifecycle):
             index.delete(node_id)
 
     # ================================================================= the trunk
-    def _read_root(self) -> Root:
+    def read_root(self) -> Root:
         """``root.json`` as last written (see :meth:`trunk` for the live view)."""
         try:
             return Root.from_json(read_json(self.path / ROOT_FILE))
@@ -1418,7 +1418,7 @@ class Store(IndexLifecycle):
         _check_space(space)
         return self._derived_call(lambda table: table.item_ids(space))
 
-    def _derived_counts(self) -> dict[str, int]:
+    def derived_counts(self) -> dict[str, int]:
         """Items holding data, by space."""
         return self._derived_call(lambda table: table.counts())
 
@@ -1484,17 +1484,6 @@ class Store(IndexLifecycle):
             atomic_write(self.path / CONFIG_FILE, json_bytes(config.to_json()))
             self.config = config
             return config
-
-    # ================================================================= aliases
-    # Kept while another package's tests still call the old public names (issue #14);
-    # the lead removes them once nothing does.
-    def read_root(self) -> Root:
-        """Deprecated: ihmt-navigator's tests call it; the store uses :meth:`_read_root`."""
-        return self._read_root()
-
-    def derived_counts(self) -> dict[str, int]:
-        """Deprecated: ihmt-mcp's tests call it; the store uses :meth:`_derived_counts`."""
-        return self._derived_counts()
 
 
 def _normalized(correction: Correction) -> Correction:
