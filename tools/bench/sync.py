@@ -1,0 +1,304 @@
+"""Benchmark of ``ihmt sync``: the time to pull N changes into a store of M memories.
+
+    python tools/bench/sync.py [--memories 50000] [--sizes 1 100 10000] [--runs 5] [--out FILE]
+
+Two machines share one bare repository on local disk. Machine A's store is built with
+``M`` memories (``Store.put_leaves`` and the heuristic consolidation, in batches of
+2,000; the semantic layer is off), set up with ``Sync.init`` (one commit of every
+memory, pushed), and machine B is a copy of A's folder with a machine identity of its
+own: two clones at the same commit, each with its derived state built.
+
+For each size N, machine A saves N new memories and syncs (pushes); then machine B
+syncs, which pulls them: that sync is timed, in process, and split into
+
+- fetch: ``git fetch`` from the remote;
+- commit: ``git add --all`` of the memory's paths and the commit (B wrote nothing: git
+  still compares every file of the working tree with its index);
+- merge: ``git merge`` of the fetched branch (a fast-forward when B wrote nothing);
+- apply: ``Memory.apply_pulled``, the refresh of the derived state (catalog, full-text
+  index, facts, the consolidation of the domains touched);
+- push: nothing to push when B wrote nothing (two ``rev-parse``);
+- other: the rest (the recovery checks, ``git diff`` of the pulled paths, following
+  purges, the bookkeeping in ``state/sync.json``).
+
+N=1 is run ``--runs`` times (the median is reported, with the fastest and slowest);
+every other N once. For N=1 the ``ihmt sync`` command is also timed end to end, as a
+user waits for it (a new process: Python's start, opening the memory). Every pulled
+memory is checked to be in B's catalog afterwards (``lost`` must be 0).
+
+Target (issue #18): pulling one memory costs well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ["IHMT_SEMANTIC"] = "off"  # before ihmt_mcp reads its settings
+
+from ihmt_mcp import Memory, Settings, Sync
+from ihmt_navigator import Consolidator, HeuristicSummarizer
+from ihmt_store import Leaf, leaf_id_for
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BATCH = 2000
+DOMAINS = ("software.infra", "decisions", "preferences", "people", "projects", "general")
+SUBJECTS = (
+    "the deploy script",
+    "the nightly backup",
+    "the review rule",
+    "the cache layer",
+    "the staging database",
+    "the release train",
+    "the logging format",
+    "the on-call",
+)
+FACTS = ("moved to the second region", "runs every four hours", "needs two approvals",
+         "expires entries after an hour", "is reset before each test run",
+         "leaves on Thursdays", "is one JSON object per line", "changes every Monday")  # fmt: skip
+PHASES = ("fetch", "commit", "merge", "apply", "push", "other")
+IHMT = Path(sys.executable).parent / "ihmt"
+
+
+def leaves_for(start: int, count: int, tag: str) -> list[Leaf]:
+    """``count`` distinct memories numbered from ``start`` (text varies by number)."""
+    out = []
+    for n in range(start, start + count):
+        domain = DOMAINS[n % len(DOMAINS)]
+        subject = SUBJECTS[(n // 7) % len(SUBJECTS)]
+        fact = FACTS[(n // 3) % len(FACTS)]
+        text = f"In project p{n % 97}, {subject} {fact} (note {tag}{n}, word zq{tag}{n}x)."
+        out.append(
+            Leaf(
+                leaf_id=leaf_id_for(domain=domain, source="agent", position=n, text=text),
+                text=text,
+                timestamp=f"2026-{1 + n % 12:02}-{1 + n % 28:02}T10:00:00Z",
+                domain=domain,
+                source="agent",
+                project=f"p{n % 97}",
+            )
+        )
+    return out
+
+
+def add(memory: Memory, leaves: Sequence[Leaf]) -> None:
+    """Save and consolidate, in batches: the same files and derived state as saves."""
+    store = memory.store
+    consolidator = Consolidator(store, HeuristicSummarizer())
+    for start in range(0, len(leaves), BATCH):
+        chunk = leaves[start : start + BATCH]
+        with store.batch():
+            store.put_leaves(chunk)
+            consolidator.consolidate(domains={leaf.domain for leaf in chunk})
+
+
+def timed_sync(memory: Memory, host: str) -> tuple[float, dict[str, float], Any]:
+    """One ``Sync.sync`` with its time split by phase (instance methods wrapped)."""
+    sync = Sync(memory, host=host)
+    spent = dict.fromkeys(PHASES, 0.0)
+
+    def wrap(owner: Any, name: str, bucket: str) -> None:
+        original: Callable[..., Any] = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[bucket] += time.perf_counter() - started
+
+        setattr(owner, name, timed)
+
+    wrap(sync, "_fetch", "fetch")
+    wrap(sync, "_commit_into", "commit")
+    wrap(sync, "_merge", "merge")
+    wrap(sync, "_push", "push")
+    wrap(memory, "apply_pulled", "apply")
+    started = time.perf_counter()
+    report = sync.sync()
+    total = time.perf_counter() - started
+    del memory.apply_pulled  # the instance attribute; the class's method again
+    phases = {p: spent[p] for p in PHASES if p != "other"}
+    phases["other"] = total - sum(phases.values())
+    return total, phases, report
+
+
+def settle_git(folder: Path) -> None:
+    """Wait for the ``git gc --auto`` that a large commit starts in the background (it
+    removes loose objects while a copy would read them), then pack what is loose."""
+    deadline = time.monotonic() + 900
+    while (folder / ".git" / "gc.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    subprocess.run(["git", "-C", str(folder), "gc", "--quiet"], check=True)
+
+
+def cli_sync(home: Path) -> float:
+    env = {**os.environ, "IHMT_HOME": str(home), "IHMT_SEMANTIC": "off"}
+    started = time.perf_counter()
+    subprocess.run(
+        [str(IHMT), "sync"], env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL
+    )
+    return time.perf_counter() - started
+
+
+def run(memories: int, sizes: Sequence[int], runs: int, work: Path) -> dict[str, Any]:
+    remote = work / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    subprocess.run(
+        ["git", "-C", str(remote), "symbolic-ref", "HEAD", "refs/heads/main"], check=True
+    )
+    home_a, home_b = work / "a", work / "b"
+    started = time.perf_counter()
+    a = Memory.init(home_a / "ihmt_memory", semantic="off")
+    add(a, leaves_for(0, memories, "base"))
+    build_s = time.perf_counter() - started
+    started = time.perf_counter()
+    Sync(a, host="a").init(str(remote))
+    init_s = time.perf_counter() - started
+    a.close()
+    started = time.perf_counter()
+    settle_git(home_a / "ihmt_memory")
+    shutil.copytree(home_a, home_b, symlinks=True)
+    (home_b / "ihmt_memory" / "state" / "clock.json").unlink(missing_ok=True)  # B's own id
+    # A copied index holds A's file stats: git would hash every file again at B's first
+    # sync, a cost of the copy that a clone made by 'ihmt sync --init' never pays.
+    subprocess.run(
+        ["git", "-C", str(home_b / "ihmt_memory"), "update-index", "-q", "--refresh"], check=False
+    )
+    copy_s = time.perf_counter() - started
+    a = Memory.open(Settings.for_home(home_a))
+    b = Memory.open(Settings.for_home(home_b))
+    print(
+        f"built {memories:,} memories in {build_s:.1f} s; sync --init (commit and push of "
+        f"every memory) {init_s:.1f} s; the second clone copied in {copy_s:.1f} s",
+        flush=True,
+    )
+    rows: list[dict[str, Any]] = []
+    next_n = memories
+    try:
+        for size in sizes:
+            repeats = runs if size == 1 else 1
+            totals: list[float] = []
+            phases: list[dict[str, float]] = []
+            lost = 0
+            for _ in range(repeats):
+                new = leaves_for(next_n, size, "new")
+                next_n += size
+                add(a, new)
+                sent = Sync(a, host="a").sync()
+                assert sent.pushed and sent.saved == size, sent
+                total, split, report = timed_sync(b, "b")
+                held = b.store.entries([leaf.leaf_id for leaf in new])
+                lost += size - len(held)
+                assert set(report.pulled.added) >= set(held), "pulled but not reported"
+                totals.append(total)
+                phases.append(split)
+            row: dict[str, Any] = {
+                "pulled": size,
+                "runs": repeats,
+                "total_s": statistics.median(totals),
+                "total_min_s": min(totals),
+                "total_max_s": max(totals),
+                **{f"{p}_s": statistics.median(s[p] for s in phases) for p in PHASES},
+                "lost": lost,
+            }
+            if size == 1:
+                b.close()
+                cli: list[float] = []
+                for _ in range(repeats):
+                    add(a, leaves_for(next_n, 1, "cli"))
+                    next_n += 1
+                    Sync(a, host="a").sync()
+                    cli.append(cli_sync(home_b))
+                b = Memory.open(Settings.for_home(home_b))
+                row["cli_s"] = statistics.median(cli)
+                row["cli_runs"] = cli
+            rows.append(row)
+            print(format_row(row), flush=True)
+        leaves_b = b.stats().leaves
+    finally:
+        a.close()
+        b.close()
+    return {
+        "memories": memories,
+        "build_s": build_s,
+        "init_s": init_s,
+        "leaves_after": leaves_b,
+        "rows": rows,
+    }
+
+
+def format_row(row: dict[str, Any]) -> str:
+    spread = (
+        f" (min {row['total_min_s']:.3f}, max {row['total_max_s']:.3f}, {row['runs']} runs)"
+        if row["runs"] > 1
+        else ""
+    )
+    return f"pulled {row['pulled']:,}: {row['total_s']:.3f} s{spread}"
+
+
+def format_table(result: dict[str, Any]) -> str:
+    head = ["pulled", "runs", "sync s", *(f"{p} s" for p in PHASES), "ihmt sync s", "lost"]
+    lines = [
+        [
+            f"{r['pulled']:,}",
+            str(r["runs"]),
+            f"{r['total_s']:.3f}",
+            *(f"{r[f'{p}_s']:.3f}" for p in PHASES),
+            f"{r['cli_s']:.3f}" if "cli_s" in r else "",
+            str(r["lost"]),
+        ]
+        for r in result["rows"]
+    ]
+    widths = [max(len(x) for x in col) for col in zip(head, *lines, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    title = (
+        f"ihmt sync: pulling N new memories into a store of {result['memories']:,} "
+        "(target: pulling 1 well under a second)"
+    )
+    return "\n".join([title, "", line(head), rule, *(line(x) for x in lines)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=50_000, help="memories in the store")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[1, 100, 10_000], help="changes pulled"
+    )
+    parser.add_argument("--runs", type=int, default=5, help="runs of the 1-change pull")
+    parser.add_argument("--out", type=Path, default=RESULTS / "sync.json")
+    args = parser.parse_args(argv)
+    if shutil.which("git") is None:
+        raise SystemExit("git is not installed")
+    with tempfile.TemporaryDirectory(prefix="ihmt-bench-sync-") as tmp:
+        result = run(args.memories, args.sizes, max(1, args.runs), Path(tmp))
+    result["machine"] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip(),
+    }
+    print()
+    print(format_table(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
