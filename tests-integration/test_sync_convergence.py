@@ -355,6 +355,16 @@ def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Pat
             )
             forgotten.add(x)
 
+        async def same_text(m: Machine) -> None:
+            # The same sentence saved on two machines: one id, two files that differ in
+            # their date (an add/add the sync settles the same way everywhere).
+            day = "2026-11-01" if m is a else "2026-11-02"
+            answer = await anyio.to_thread.run_sync(partial(m.ok, "save", twice, "--date", day))
+            for leaf_id in answer["ids"]:
+                acknowledged[leaf_id] = m.name
+                texts[leaf_id] = twice_token
+                both[m.name] = leaf_id
+
         async def on_c() -> None:
             z = saved_id(await call(session, "save_memory", {"content": z_text}))
             acknowledged[z] = "c"
@@ -362,10 +372,16 @@ def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Pat
             await call(session, "mark_outdated", {"old_id": y, "new_id": z})
             marked[y] = z
 
+        twice_token = f"zqtwice{rnd}x"
+        twice = f"Machines a and b both noted that {twice_token} is the shared word of round {rnd}."
+        both: dict[str, str] = {}
         async with anyio.create_task_group() as group:
             group.start_soon(on_a)
             group.start_soon(on_b)
             group.start_soon(on_c)
+            group.start_soon(same_text, a)
+            group.start_soon(same_text, b)
+        assert both["a"] == both["b"], both
 
     async def forget_a_corrector(session: ClientSession) -> None:
         """B forgets the memory that corrected one of C's marks: that mark falls away."""

@@ -403,9 +403,10 @@ def _freeze_and_kill(m: Machine, point: str, mark: Path, group: bool, *args: str
 @pytest.mark.xfail(
     strict=True,
     reason="defect (#18): a clone killed during 'ihmt sync --init' after git wrote its "
-    "files and before the refresh (_sync.py init: checkout at 1042, _apply_since at "
-    "1043) leaves memory files the catalog never learns: state/sync.json records no "
-    "'refreshed' commit, and _recover (659) refreshes only from a recorded one",
+    "files and before the refresh (ihmt_mcp/_sync.py, Sync.init: 'checkout --force -B' "
+    "then _apply_since('', HEAD)) leaves memory files the catalog never learns: "
+    "state/sync.json records no 'refreshed' commit, and Sync._recover refreshes only "
+    "from a recorded one",
 )
 @pytest.mark.parametrize("group", [False, True], ids=["ihmt-killed", "group-killed"])
 def test_a_clone_killed_in_its_first_checkout_is_completed_by_the_next_sync(
@@ -429,8 +430,8 @@ def test_a_clone_killed_in_its_first_checkout_is_completed_by_the_next_sync(
     reason="defect (#18): a push killed inside a local bare remote leaves the remote's "
     "refs/heads/main.lock; every later sync fails with 'the remote rejected the push 4 "
     "times (other machines keep pushing)', which blames others and hides the file to "
-    "remove: _sync.py _push (959) takes git's 'main.lock: File exists' for a local ref "
-    "race before it looks at '[remote rejected]' (966)",
+    "remove: ihmt_mcp/_sync.py, Sync._push takes git's 'main.lock: File exists' for a "
+    "local ref race (_LOCAL_RACE) before it looks at '[remote rejected]'",
 )
 def test_a_push_killed_inside_the_remote_gets_an_error_naming_the_lock(tmp_path: Path) -> None:
     remote, _a, b, saved = _two_machines(tmp_path)
