@@ -606,9 +606,8 @@ class Sync:
             with self.store.locked():
                 self._commit_into(commit_info)
                 followed += self._follow_purges(branch)
-                span = self._merge(branch)
-            if span is not None:
-                pulled = pulled.merged(self._apply_since(*span))
+                self._merge(branch)
+            pulled = pulled.merged(self._catch_up())
             if self._push(branch):
                 pushed = True
                 break
@@ -670,11 +669,18 @@ class Sync:
             if head == merging.get("before"):
                 self._repair_torn_files(head, str(merging.get("upstream", "")))
             self._save_state(merging=None)
-        refreshed = state.get("refreshed")
-        if head and isinstance(refreshed, str) and refreshed != head:
-            # Killed between a merge and its refresh: the pulled files are on disk, the
-            # derived state does not know them yet.
-            self._apply_since(refreshed, head)
+        # Killed between a merge (or a clone's checkout) and its refresh: the pulled
+        # files are on disk, the derived state does not know them yet.
+        self._catch_up()
+
+    def _catch_up(self) -> PulledChanges:
+        """Refresh the derived state from the commit it was last refreshed to up to HEAD
+        (nothing when they are the same, or when no refresh was ever recorded)."""
+        head = self.git.rev("HEAD")
+        refreshed = self._state().get("refreshed")
+        if not head or not isinstance(refreshed, str) or refreshed == head:
+            return PulledChanges()
+        return self._apply_since(refreshed, head)
 
     def _repair_torn_files(self, before: str, upstream: str) -> None:
         """A merge killed while it wrote the working tree (its commit not made): a file it
@@ -769,13 +775,18 @@ class Sync:
         info.counts = {k: info.counts.get(k, 0) + v for k, v in counts.items()}
         message = f"ihmt sync on {self.host}: {_describe_counts(counts)}"
         self._identity()
+        parent = git.rev("HEAD")
         git.run("commit", "--quiet", "--no-verify", "-m", message)
         sha = git.rev("HEAD")
         first = not info.sha
         info.sha = sha
         info.message = message if first else f"{info.message}; {_describe_counts(counts)}"
-        # The derived state already holds what this machine wrote: the refresh starts here.
-        self._save_state(refreshed=sha)
+        # The derived state already holds what this machine wrote: when it was in step
+        # with the parent, it is in step with this commit. (When it lags, the lag stays
+        # recorded and the next refresh covers it.)
+        refreshed = self._state().get("refreshed")
+        if refreshed is None or (parent and refreshed == parent):
+            self._save_state(refreshed=sha)
 
     def _tracked_present(self) -> list[str]:
         """The tracked paths git can be given (a pathspec that matches nothing fails)."""
@@ -862,6 +873,8 @@ class Sync:
         before = git.rev("HEAD")
         if git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
             return None
+        if self._state().get("refreshed") is None:
+            self._save_state(refreshed=before)
         # No rename detection, of files or folders: it pairs unrelated note files, and it
         # "moves" a leaf saved here into another domain's folder when the other machine
         # emptied this leaf's folder (a conflict with no conflict in it).
@@ -1018,19 +1031,29 @@ class Sync:
         if done.returncode == 0:
             return True
         text = done.stdout + done.stderr
-        if _LOCAL_RACE.search(text):
+        if "[remote rejected]" in text:
+            stale = re.search(r"Unable to create '([^']+\.lock)': File exists", text)
+            if stale:
+                raise SyncError(
+                    "rejected",
+                    f"the remote refused the push: it holds {os.path.normpath(stale.group(1))}, "
+                    "a lock left by a push that was killed there; if no push is running on "
+                    "the remote, delete that file and run 'ihmt sync' again (everything stays "
+                    "committed here)",
+                )
+            raise SyncError(
+                "rejected",
+                f"the remote refused the push: {_porcelain_reason(text)}; everything stays "
+                "committed here for the next sync",
+            )
+        here = "\n".join(line for line in text.splitlines() if not line.startswith("remote:"))
+        if _LOCAL_RACE.search(here):
             # Pushed or not, another local git held the remote-tracking ref: the next
             # round fetches, finds what the remote has, and pushes what it lacks.
             self._wait_for_git()
             return False
         if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
             return False
-        if "[remote rejected]" in text:
-            raise SyncError(
-                "rejected",
-                f"the remote refused the push: {_porcelain_reason(text)}; everything stays "
-                "committed here for the next sync",
-            )
         raise SyncError(
             "unreachable",
             f"cannot push to {self._remote_url()}: {_first_line(done.stderr)}; everything "
@@ -1100,17 +1123,19 @@ class Sync:
         with self.store.locked():
             self._recover()
             if remote_has and not git.rev("HEAD") and not self._has_memory_files():
-                # An empty store and a remote: a clone, with no commit of its own.
+                # An empty store and a remote: a clone, with no commit of its own. Nothing
+                # is refreshed yet: should the process die after the checkout, the next
+                # sync refreshes every file of it.
+                self._save_state(refreshed="")
                 git.run("checkout", "--quiet", "--force", "-B", branch, upstream)
-                pulled = self._apply_since("", git.rev("HEAD"))
             else:
                 self._commit_into(_Commit())
                 self._untrack_derived()
-                span = self._merge(branch) if remote_has else None
-                if span is not None:
-                    pulled = self._apply_since(*span)
-                else:
+                if remote_has:
+                    self._merge(branch)
+                elif self._state().get("refreshed") is None:
                     self._save_state(refreshed=git.rev("HEAD"))
+            pulled = self._catch_up()
         git.run("config", f"branch.{branch}.remote", REMOTE)
         git.run("config", f"branch.{branch}.merge", f"refs/heads/{branch}")
         pushed = self._push(branch)
@@ -1314,11 +1339,13 @@ class Sync:
             "log", f"refs/heads/{branch}", "--full-history", "--format=%H", "--", *paths
         )
         if held:
+            in_step = self._state().get("refreshed") == git.rev("HEAD")
             self._rewrite(paths, [f"refs/heads/{branch}"])
             self._drop_unreachable()
             # The files on disk are those of the rewritten HEAD (less the purged ones,
             # which the tombstones remove from the derived state).
-            self._save_state(refreshed=git.rev("HEAD"))
+            if in_step:
+                self._save_state(refreshed=git.rev("HEAD"))
         self._save_state(purged=sorted(done | set(todo)))
         logger.info("followed the purge of %d memory(ies)", len(gone))
         return gone
