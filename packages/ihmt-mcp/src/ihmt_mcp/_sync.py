@@ -875,18 +875,24 @@ class Sync:
             return None
         if self._state().get("refreshed") is None:
             self._save_state(refreshed=before)
-        # No rename detection, of files or folders: it pairs unrelated note files, and it
+        # No rename detection, of files or folders: it pairs unrelated note files, it
         # "moves" a leaf saved here into another domain's folder when the other machine
-        # emptied this leaf's folder (a conflict with no conflict in it).
+        # emptied this leaf's folder, and it pairs a leaf forgotten there with another
+        # leaf saved there (conflicts with no conflict in them). git 2.39's default
+        # strategy (ort) still paired files with all of the options below; the
+        # recursive strategy honours them.
         args = [
             "-c",
             "merge.renames=false",
+            "-c",
+            "diff.renames=false",
             "-c",
             "merge.directoryRenames=false",
             "merge",
             "--no-edit",
             "--no-stat",
             "--no-verify",
+            "--strategy=recursive",
             "-X",
             "no-renames",
         ]
@@ -917,8 +923,9 @@ class Sync:
         - The same memory saved on two machines: one id (a hash of the text), the same
           text, headers that differ (the date it was saved). Either file is that memory;
           every machine keeps the one whose git blob id sorts first, so all agree.
-        - A leaf edited by hand on one machine and forgotten on the other: the
-          tombstone wins, as everywhere else.
+        - A leaf edited by hand (or saved again) on one machine and deleted on the
+          other: the tombstone wins when the merge holds one, as everywhere else; with
+          none (a save after the forget removed it), the saved version stays.
         - Two tombstones of one memory: either is the forget.
         """
         git = self.git
@@ -945,7 +952,10 @@ class Sync:
             elif (self.folder / _tombstone_of(path)).is_file():
                 drop.append(path)
             else:
-                return False
+                # Deleted on one side with no tombstone left in the merge: the other side
+                # saved it again after the forget (which removed the tombstone). Only a
+                # tombstone deletes a leaf: the saved version stays.
+                keep[path] = "--ours" if ours else "--theirs"
         for path, side in keep.items():
             git.run("checkout", side, "--", path)
             git.run("add", "--", path)
