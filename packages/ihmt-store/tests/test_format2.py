@@ -370,3 +370,22 @@ def test_a_forget_killed_at_any_point_is_all_or_nothing(tmp_path: Path) -> None:
             assert {e.id for e in after.iter_entries("leaf")} == catalog
         shutil.rmtree(root)
     assert kills >= 4
+
+
+def test_a_tombstone_that_arrives_removes_the_derived_data_too(tmp_path: Path) -> None:
+    """What sibling packages derived from a memory (its vector) goes with it, whether
+    it is forgotten here or the forget arrives from another machine."""
+    a, (leaf, kept) = store_with(tmp_path / "a", ["Memory to forget.", "Memory to keep."])
+    b = _clone(a, tmp_path / "b")
+    space = "vectors/test@1"
+    with a, b:
+        for store in (a, b):
+            store.put_derived(space, {leaf.leaf_id: b"\x01\x02", kept.leaf_id: b"\x03\x04"})
+        seen = b.derived_changes(space)  # what a running reader of b holds
+        a.forget(leaf.leaf_id)
+        assert a.derived_ids(space) == {kept.leaf_id}
+        _pull(a, b, [f"forgotten/{leaf.leaf_id}.json"])
+        assert b.entry(leaf.leaf_id) is None
+        assert b.derived_ids(space) == {kept.leaf_id}
+        # the reader is told to drop it
+        assert b.derived_changes(space, seen.epoch, seen.seq).rows == ((leaf.leaf_id, None),)

@@ -975,6 +975,9 @@ class Store(IndexLifecycle):
                     annotated.add(leaf_id)
                     domains.add(entry.domain)
         annotated -= added | removed
+        if removed:  # as forget does: no derived copy of a forgotten memory stays
+            gone = sorted(removed)
+            self._derived_call(lambda table: table.remove(gone), quiet=True)
         return AppliedChanges(
             added=tuple(sorted(added)),
             annotated=tuple(sorted(annotated)),
