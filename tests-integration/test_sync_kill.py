@@ -458,16 +458,9 @@ exit 0
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (#18, since 4f1643f): two machines pushing at the same moment; the "
-    "remote answers the second 'cannot lock ref ... is at X but expected Y' and "
-    "'[remote rejected] (failed to update ref)': someone pushed meanwhile, which the "
-    "sync must fetch, merge and push again (docs/sync.md step 4), but "
-    "ihmt_mcp/_sync.py Sync._push now raises on any '[remote rejected]' before it "
-    "looks for a ref race",
-)
 def test_two_machines_pushing_at_the_same_moment_both_land(tmp_path: Path) -> None:
+    """Found by this file (a strict xfail until the fix): the remote's 'cannot lock ref
+    ... but expected' made the sync fail instead of pulling and pushing again."""
     remote, a, b, saved = _two_machines(tmp_path)
     hook = tmp_path / "hooks" / "pre-receive"
     hook.write_text(HOLD_HOOK, encoding="utf-8")

@@ -327,6 +327,8 @@ _LOCAL_RACE = re.compile(
     r"cannot lock ref|but expected|\.lock'?: File exists|unable to update local ref"
 )
 """git's words for a ref another local git holds or just moved (not a network failure)."""
+_REMOTE_RACE = re.compile(r"failed to update ref|but expected|cannot lock ref")
+"""A remote's words for a branch another push moved while this one waited."""
 
 
 def _subcommand(args: Sequence[str]) -> str:
@@ -459,6 +461,8 @@ class Sync:
         self.folder = self.store.path
         self.host = host or socket.gethostname().split(".")[0] or "this machine"
         self._git: _Git | None = None
+        self._remote_lock: str | None = None
+        """The lock file the remote named when it last refused a push."""
 
     @property
     def git(self) -> _Git:
@@ -588,6 +592,7 @@ class Sync:
         pulled = PulledChanges()
         retries = 0
         pushed = False
+        self._remote_lock = None
         for attempt in range(MAX_PUSH_RETRIES + 1):
             try:
                 self._fetch()
@@ -612,6 +617,14 @@ class Sync:
                 pushed = True
                 break
             retries = attempt + 1
+            if retries > MAX_PUSH_RETRIES and self._remote_lock:
+                raise SyncError(
+                    "rejected",
+                    f"the remote refused the push: it holds {self._remote_lock}, a lock left "
+                    "by a push that was killed there; if no push is running on the remote, "
+                    "delete that file and run 'ihmt sync' again (everything stays committed "
+                    "here)",
+                )
             if retries > MAX_PUSH_RETRIES:
                 raise SyncError(
                     "rejected",
@@ -1042,15 +1055,14 @@ class Sync:
             return True
         text = done.stdout + done.stderr
         if "[remote rejected]" in text:
-            stale = re.search(r"Unable to create '([^']+\.lock)': File exists", text)
-            if stale:
-                raise SyncError(
-                    "rejected",
-                    f"the remote refused the push: it holds {os.path.normpath(stale.group(1))}, "
-                    "a lock left by a push that was killed there; if no push is running on "
-                    "the remote, delete that file and run 'ihmt sync' again (everything stays "
-                    "committed here)",
-                )
+            locked = re.search(r"Unable to create '([^']+\.lock)': File exists", text)
+            if locked:
+                # Another push holds the branch there now, or a killed one left its lock:
+                # pull and try again; a lock still there after every round is named.
+                self._remote_lock = os.path.normpath(locked.group(1))
+                return False
+            if _REMOTE_RACE.search(text):
+                return False  # the branch moved while this push waited: pull, merge, retry
             raise SyncError(
                 "rejected",
                 f"the remote refused the push: {_porcelain_reason(text)}; everything stays "
