@@ -211,7 +211,12 @@ def answer_of(search: dict[str, Any]) -> dict[str, Any]:
         "notices": [n for n in search["notices"] if best_id and best_id in n],
         "compact": [
             compact[0].split(" · ")[0],
-            *(re.sub(r" › [^(]*\(", " (", line) for line in head),
+            *(
+                re.sub(r" › [^(]*\(", " (", line)
+                for line in head
+                # a NOTE about a weaker match belongs to the tail
+                if not line.startswith("NOTE:") or best_id in line
+            ),
         ],
     }
 
@@ -351,8 +356,13 @@ def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Pat
         # C marks Y outdated by a memory of its own (Z), through the MCP server.
         y = pick([c], used)
         used.add(y)
+        # C also forgets, through the server, a memory it pulled from another machine.
+        w = pick([c], used | {i for i, who in acknowledged.items() if who == "c"})
+        used.add(w)
         z_token, z_text = text_for("c", rnd, 90)
-        log_lines.append(f"round {rnd}: a corrects and b forgets {x}; c marks {y} outdated")
+        log_lines.append(
+            f"round {rnd}: a corrects and b forgets {x}; c marks {y} outdated, forgets {w}"
+        )
 
         async def on_a() -> None:
             token, text = text_for("a", rnd, 90)
@@ -387,6 +397,9 @@ def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Pat
             texts[z] = z_token
             await call(session, "mark_outdated", {"old_id": y, "new_id": z})
             marked[y] = z
+            answer = await call(session, "forget_memory", {"memory_id": w, "reason": "test"})
+            assert w in answer, answer
+            forgotten.add(w)
 
         twice_token = f"zqtwice{rnd}x"
         twice = f"Machines a and b both noted that {twice_token} is the shared word of round {rnd}."
