@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from ihmt_facts import FactStatus, Outcome, Timeline
 from ihmt_store import Store
+from ihmt_store.testing import make_leaf
 
 if TYPE_CHECKING:
     from conftest import PutLeaf
@@ -523,3 +524,35 @@ def test_one_version_said_of_another_machine_outdates_nothing(
     timeline.ingest(primary)
     timeline.ingest(canary)
     assert store.entry(primary.leaf_id).outdated_by is None
+
+
+def test_a_same_day_correction_never_leaves_two_memories_flagging_each_other(
+    store: Store, timeline: Timeline
+) -> None:
+    """Statements of one moment are ordered by leaf id, so the timeline takes the older
+    memory for the newer when its id sorts after the newer's (two saves of one day:
+    both leaves are the first block of their text). An explicit correction says which
+    is newer: the inferred flag the other way goes, and no later step puts it back."""
+    old = make_leaf("The staging database runs on port 5432.", timestamp="2026-01-05T00:00:00Z")
+    new = next(
+        leaf
+        for port in range(6500, 6600)
+        if (
+            leaf := make_leaf(
+                f"The staging database runs on port {port} now.", timestamp=old.timestamp
+            )
+        ).leaf_id
+        < old.leaf_id
+    )
+    store.put_leaves([old, new])
+    timeline.ingest(store.read_leaf(old.leaf_id))
+    timeline.ingest(store.read_leaf(new.leaf_id))
+    inferred = store.entry(new.leaf_id)
+    assert inferred is not None and inferred.outdated_by == old.leaf_id  # the id order's guess
+    timeline.supersede(old.leaf_id, new.leaf_id)
+    old_entry, new_entry = store.entry(old.leaf_id), store.entry(new.leaf_id)
+    assert old_entry is not None and new_entry is not None
+    assert (old_entry.outdated_by, new_entry.outdated_by) == (new.leaf_id, None)
+    timeline.rebuild()
+    again = store.entry(new.leaf_id)
+    assert again is not None and again.outdated_by is None

@@ -230,3 +230,21 @@ def test_any_date_is_saved_as_four_digit_iso_or_refused_as_the_future(
     elif day <= date.today():
         saved = memory.save(text, date=day.isoformat())
         assert saved.timestamp == f"{day.isoformat()}T00:00:00Z"
+
+
+@pytest.mark.parametrize("port", ["6543", "6544", "6545", "6546"])
+def test_a_correction_saved_the_same_day_is_the_one_current_memory(
+    memory: Memory, port: str
+) -> None:
+    """Two saves of one day: the fact timeline orders same-day statements by id and may
+    take the old memory for the new; ``replaces`` settles it, and the two memories never
+    end up each flagged OUTDATED by the other."""
+    old = memory.save("The staging database runs on port 5432.", date="2026-01-05").ids[0]
+    new = memory.save(
+        f"The staging database runs on port {port} now.",
+        replaces="staging database port",
+        date="2026-01-05",
+    ).ids[0]
+    assert (_entry_outdated_by(memory, old), _entry_outdated_by(memory, new)) == (new, None)
+    best = memory.search("which port does the staging database use?").best
+    assert best is not None and best.id == new

@@ -235,6 +235,10 @@ class Timeline:
         with self._writing() as pending:
             newer = self._read_leaf(new_leaf)
             self._read_leaf(old_leaf)
+            if newer.outdated_by is not None and newer.outdated_by.by == old_leaf:
+                # Inferred the other way round (two statements of one moment, ordered by
+                # id): the explicit correction says which is newer, so that flag goes.
+                newer = self._annotate(new_leaf, outdated_by=None)
             correction = Correction(by=newer.leaf_id, date=newer.timestamp, reason=reason)
             older = self._annotate(old_leaf, outdated_by=correction)
             self._apply(newer, pending)
@@ -677,6 +681,11 @@ class Timeline:
                     continue
                 if current is not None and not state.explained(old, current):
                     continue  # an explicit supersession wins over a change of one value
+                newer = self._store.entry(change.new_source)
+                if newer is not None and newer.outdated_by == old:
+                    # ``old`` corrected the leaf said to change it: two statements of one
+                    # moment, ordered by id; the explicit correction says which is newer.
+                    continue
                 annotated = self._annotate(
                     old,
                     outdated_by=Correction(
