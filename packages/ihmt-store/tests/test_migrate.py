@@ -196,3 +196,39 @@ def test_a_migration_killed_at_any_point_is_finished_by_the_next_open(tmp_path: 
             proc.wait()
         _check_migrated(root, expected)
         shutil.rmtree(root)
+
+
+# Dies by SIGKILL inside the transaction that fills a new index file, after every row is
+# written and before the commit: the worst moment for an index built from scratch.
+KILLED_IN_BUILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from ihmt_store import Store
+    from ihmt_store._index import Index
+    def die(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+    Index.detach_orphans = die
+    Store.open(sys.argv[1]).close()
+    """
+)
+
+
+def test_an_index_build_killed_before_its_commit_is_built_again_on_open(tmp_path: Path) -> None:
+    """An index file whose build was killed held the schema stamp and no rows, and was
+    taken as sound: every memory was on disk and none could be found until a rebuild."""
+    import shutil
+
+    store = Store.create(tmp_path / "m")
+    with store:
+        store.put_leaves([make_leaf(f"memory {n} about the word w{n}x") for n in range(30)])
+        expected = {entry.id for entry in store.iter_entries("leaf")}
+    shutil.rmtree(tmp_path / "m" / "state")
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_IN_BUILD, str(tmp_path / "m")], capture_output=True, text=True
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert (tmp_path / "m" / "state" / "index.sqlite3").exists()  # the unfinished file
+    again = Store.open(tmp_path / "m")
+    with again:
+        assert {entry.id for entry in again.iter_entries("leaf")} == expected
+        assert [c.entry.id for c in again.candidates("w7x", limit=1)] != []

@@ -351,14 +351,24 @@ class Index:
             yield from self.conn.execute(sql.replace("{marks}", marks), part)
 
     # ---------------------------------------------------------------- schema
-    def create_schema(self) -> None:
-        """Create the tables if missing and stamp the schema version."""
+    def create_schema(self, *, building: bool = False) -> None:
+        """Create the tables if missing and stamp the schema version.
+
+        ``building``: stamp 0 instead, for a file about to be filled by a rebuild, which
+        stamps the version in the same transaction as the rows (:meth:`stamp_schema`). A
+        rebuild killed half-way leaves 0, which no reader accepts, so the next open
+        builds the file again instead of trusting an empty catalog.
+        """
         self.conn.executescript(_SCHEMA)
         self.conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0'), "
             "('indexed_tokens', '0')",
-            (str(SCHEMA_VERSION),),
+            ("0" if building else str(SCHEMA_VERSION),),
         )
+
+    def stamp_schema(self) -> None:
+        """Stamp the schema version (inside the caller's transaction)."""
+        self.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
     def is_sound(self) -> bool:
         """``PRAGMA quick_check``: every page and record is well formed."""

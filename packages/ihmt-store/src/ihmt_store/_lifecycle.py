@@ -260,7 +260,13 @@ class IndexLifecycle:
                 index, found = self._try_index(db)
                 if index is None:
                     if db.exists():
-                        why = "damaged" if found == SCHEMA_VERSION else f"of schema {found}"
+                        why = (
+                            "damaged"
+                            if found == SCHEMA_VERSION
+                            else "left unfinished"
+                            if found == 0
+                            else f"of schema {found}"
+                        )
                         self._notice(
                             f"the search index {db} was {why}; it was rebuilt from the "
                             "memory files (nothing is lost: they are the source of truth)"
@@ -283,7 +289,7 @@ class IndexLifecycle:
             self._index = None
         remove_sqlite_files(db)
         index = Index(db)
-        index.create_schema()
+        index.create_schema(building=True)
         self._set_index(index, db)
         self._rebuild_locked()
 
@@ -536,6 +542,7 @@ class IndexLifecycle:
                 reason = folded.outdated_by.reason if folded.outdated_by is not None else ""
                 index.set_folded(item_id, reason, dict(folded.extra))
             orphans = index.detach_orphans()
+            index.stamp_schema()  # with the rows: a file is complete or it is built again
             index.commit()
         except BaseException:
             index.rollback()
