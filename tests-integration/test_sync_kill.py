@@ -17,7 +17,8 @@ a save acknowledged (minus those it was told to forget). At the end every machin
 settles: they converge, nothing is left for a person to resolve, ``ihmt doctor`` finds
 the store sound, and the derived state equals a rebuild from the files.
 
-The seed is printed; ``IHMT_SYNC_SEED=N`` replays the schedule (not the OS's timing).
+The seed is printed; ``IHMT_SYNC_SEED=N`` replays the schedule (not the OS's timing),
+``random`` draws a new one; ``make test`` runs one fixed seed so that CI is repeatable.
 """
 
 from __future__ import annotations
@@ -81,8 +82,12 @@ exit 0
 """
 
 
+DEFAULT_SEED = 99
+
+
 def seed() -> int:
-    return int(os.environ.get("IHMT_SYNC_SEED") or random.SystemRandom().randrange(10**6))
+    chosen = os.environ.get("IHMT_SYNC_SEED") or str(DEFAULT_SEED)
+    return random.SystemRandom().randrange(10**6) if chosen == "random" else int(chosen)
 
 
 def git(folder: Path, *args: str) -> str:
