@@ -30,7 +30,6 @@ from ihmt_mcp._records import (
 from ihmt_mcp._replaces import settle_replace
 from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
-from ihmt_mcp._sync import is_synced
 from ihmt_mcp._types import ContentType
 from ihmt_mcp.errors import (
     ContentTooLargeError,
@@ -654,6 +653,8 @@ class Memory:
         if parent is not None:
             refreshed = self._consolidator().refresh([parent])
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
+        from ihmt_mcp._sync import is_synced  # the git driver loads only when it is used
+
         return ForgetResult(
             in_git_history=is_synced(store.path),
             id=memory_id,
@@ -688,7 +689,9 @@ class Memory:
             timeline = self.timeline
             for leaf_id in applied.removed:
                 timeline.forget(leaf_id)
-            live = [i for i in (*applied.added, *applied.annotated) if store.entry(i) is not None]
+            changed = [*applied.added, *applied.annotated]
+            present = store.entries(changed)  # one catalog read, not one per memory
+            live = [i for i in changed if i in present]
             if live:
                 self._ingest_facts(live)
             if applied.config:

@@ -125,7 +125,7 @@ def branch_bytes(branch: Branch) -> bytes:
 
 def parse_branch(data: bytes, path: Path) -> Branch:
     """Parse the bytes of a branch file (raises CorruptFileError)."""
-    obj = _loads(data, path)
+    obj = load_object(data, path)
     try:
         return Branch.from_json(obj)
     except KeyError as exc:
@@ -136,10 +136,11 @@ def parse_branch(data: bytes, path: Path) -> Branch:
 
 def read_json(path: Path) -> dict[str, Any]:
     """Read a JSON object from ``path`` (raises CorruptFileError, FileNotFoundError)."""
-    return _loads(path.read_bytes(), path)
+    return load_object(path.read_bytes(), path)
 
 
-def _loads(data: bytes, path: Path) -> dict[str, Any]:
+def load_object(data: bytes, path: Path) -> dict[str, Any]:
+    """The JSON object in ``data``, read from ``path`` (raises CorruptFileError)."""
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -26,7 +26,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal
 
-from ihmt_store._files import TEMP_SUFFIX, atomic_write, json_bytes
+from ihmt_store._files import TEMP_SUFFIX, atomic_write, json_bytes, load_object
 from ihmt_store._index import Entry, Index, leaf_row
 from ihmt_store._layout import FORGOTTEN_DIR, NOTES_DIR
 from ihmt_store._records import Correction, Leaf, check_id, normalize_timestamp
@@ -140,12 +140,7 @@ def _name_for(at: str, machine: str, salt: str) -> str:
 
 def parse_note(data: bytes, path: Path) -> Note:
     """Parse a note file (raises CorruptFileError)."""
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptFileError(f"unreadable note: {exc}", path=path) from None
-    if not isinstance(obj, dict):
-        raise CorruptFileError("a note is a JSON object", path=path)
+    obj = load_object(data, path)
     try:
         op = obj["op"]
         at = str(obj["at"])
