@@ -4,6 +4,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -297,8 +298,8 @@ def test_the_summarizer_and_the_consolidator_weigh_against_the_source_given(
             self.asked += 1
             return self.store.document_frequencies(query_terms)
 
-        def count(self) -> int:
-            return self.store.count()
+        def count(self, kind: Literal["leaf"]) -> int:
+            return self.store.count(kind)
 
     trees = []
     for name, counted in (("given", True), ("store", False)):

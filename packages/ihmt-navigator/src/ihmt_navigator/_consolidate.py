@@ -93,7 +93,7 @@ class Consolidator:
         """
         store = self.store
         created: list[str] = []
-        self._total = self._frequencies.count()
+        self._total = self._frequencies.count("leaf")
         with store.locked(), ExitStack() as stack:
             # Events are committed EVENTS_PER_BATCH at a time: one disk flush for many
             # files, and a crash loses at most one uncommitted batch (redone next run).
@@ -343,7 +343,7 @@ class Consolidator:
         entries = store.entries(sorted(pending))
         order = sorted((e for e in entries.values() if e.kind == "branch"), key=lambda e: e.layer)
         touched: list[str] = []
-        self._total = self._frequencies.count()
+        self._total = self._frequencies.count("leaf")
         with store.batch():
             for entry in order:
                 kids = store.children(entry.id)

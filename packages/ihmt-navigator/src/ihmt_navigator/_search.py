@@ -404,8 +404,9 @@ class Navigator:
 
     # ------------------------------------------------------------------ the call's context
     def _started(self) -> _Start:
-        """The store's size and its reads so far, when a call starts."""
-        return _Start(max(self.store.count(), 1), self.store.io.snapshot())
+        """The store's size (its leaves: every word weight is the leaves' statistic) and
+        its reads so far, when a call starts."""
+        return _Start(max(self.store.count("leaf"), 1), self.store.io.snapshot())
 
     def _query(
         self,
@@ -446,19 +447,20 @@ class Navigator:
             q = self._query(query, options, start, clue=clue, q_terms=q_terms, c_terms=c_terms)
             return self._finish(q, Answer(status="not_found"))
         filtered = bool(options.as_of) or options.scope != "all"
+        # Leaves only: what answers is a memory, and a branch summary (each machine's own
+        # grouping) must not take a leaf's place among the candidates.
         found = store.candidates(
             q_terms + c_terms,
             limit=CANDIDATES * (4 if filtered else 1),
             weights=self.weights,
+            kinds=("leaf",),
             domain=options.domain,
             project=options.project,
             source_prefix=options.path_prefix,
             common=COMMON_TERMS,
         )
         q = self._query(query, options, start, clue=clue, q_terms=q_terms, c_terms=c_terms)
-        found = [c for c in found if q.admits(c.entry)]
-        leaves = [c for c in found if c.entry.kind == "leaf"]
-        branches = [c for c in found if c.entry.kind == "branch"]
+        leaves = [c for c in found if q.admits(c.entry)]
         scores = {c.entry.id: c.score * q.factor(c) for c in leaves}
         # Whether to answer at all is the words' decision (cosines do not tell a question
         # the memory cannot answer from one it can): it is taken on BM25's best.
@@ -571,7 +573,7 @@ class Navigator:
                 for h in hits
                 if h.id in earlier
             ]
-        branch = self._broad_branch(q, ranked[:20], branches, scores) if broad else None
+        branch = self._broad_branch(q, ranked[:20], scores) if broad else None
         if branch is not None:
             notices.append(
                 f'These memories sit under "{one_line(branch.title, 80)}" ({branch.id}), '
@@ -960,7 +962,6 @@ class Navigator:
         self,
         q: _Query,
         ranked: Sequence[Candidate],
-        branches: Sequence[Candidate],
         scores: dict[str, float],
     ) -> Entry | None:
         """The branch that holds most of the good matches of a broad question, if any
@@ -976,8 +977,6 @@ class Navigator:
         for cand in good:
             for ancestor in q.paths.get(cand.entry.id, [])[:-1]:
                 counts[ancestor] = counts.get(ancestor, 0) + 1
-        for cand in branches:
-            counts.setdefault(cand.entry.id, 0)
         entries = self.store.entries(list(counts))
 
         def rank(node: str) -> tuple[int, int, int]:

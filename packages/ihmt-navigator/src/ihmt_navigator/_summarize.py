@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ihmt_navigator._records import HitKind
 from ihmt_navigator.errors import SummarizerError
@@ -100,14 +100,14 @@ DocumentFrequency = Callable[[Sequence[str]], Mapping[str, int]]
 
 
 class Frequencies(Protocol):
-    """What keywords are weighed against: how many items of a store hold each term, and
-    how many items it holds. A :class:`ihmt_store.Store` is one (its index caches the
+    """What keywords are weighed against: how many leaves of a store hold each term, and
+    how many leaves it holds. A :class:`ihmt_store.Store` is one (its index caches the
     frequencies until the next commit); ``Memory`` hands the same one to the summarizer
     and to every consolidator."""
 
     def document_frequencies(self, query_terms: Sequence[str]) -> Mapping[str, int]: ...
 
-    def count(self) -> int: ...
+    def count(self, kind: Literal["leaf"]) -> int: ...
 
 
 class _Shape:
@@ -122,7 +122,7 @@ class _Shape:
         self._count = -1
 
     def total(self) -> int:
-        count = self._source.count()
+        count = self._source.count("leaf")
         if self._count < 0 or count > self._count * 1.1 + 10 or count < self._count:
             self._seen.clear()
             self._count = count

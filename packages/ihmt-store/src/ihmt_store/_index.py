@@ -1,8 +1,15 @@
-"""The derived index: one SQLite file holding the catalog and an FTS5 full-text table.
+"""The derived index: one SQLite file holding the catalog and two FTS5 full-text tables.
 
 It is a cache of the leaves and branch files, never the source of truth: ``rebuild``
 recreates it from them and incremental maintenance must produce the same rows.
 WAL mode lets many processes read while the lock holder writes.
+
+Leaves and branches have a full-text table each, and every ranking statistic (the number
+of documents, each term's document frequency, the average length) is the leaves' alone.
+A branch summary repeats its children's words, and each machine groups leaves into
+branches in the order it received them: counting the summaries would make the same
+question rank differently on two machines that hold the same memories (issue #18).
+Branches are ranked against the leaves' statistics.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ __all__ = [
     "leaf_row",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Bumped whenever the index layout changes; a mismatch triggers a rebuild."""
 
 EXCERPT_CHARS = 200
@@ -82,6 +89,9 @@ CREATE INDEX IF NOT EXISTS items_corrector ON items(outdated_by) WHERE outdated_
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_branches USING fts5(
+    title, keywords, tags, body, tokenize = 'unicode61 remove_diacritics 0'
+);
 CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS members(branch_id TEXT NOT NULL, child_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS members_child ON members(child_id);
@@ -94,6 +104,11 @@ CREATE TABLE IF NOT EXISTS folded(
 
 _CHUNK = 500
 """Values per ``IN (...)`` list, well under SQLite's limit on bound parameters."""
+
+_TABLES: dict[ItemKind, str] = {"leaf": "fts", "branch": "fts_branches"}
+"""The full-text table of each kind of item."""
+_TOKENS: dict[ItemKind, str] = {"leaf": "indexed_tokens", "branch": "branch_tokens"}
+"""The ``meta`` key counting the indexed terms of each kind (average lengths)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,13 +346,14 @@ class Index:
             self.conn.execute("PRAGMA secure_delete=ON")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
-        self._token_delta = 0
+        self._token_delta: Counter[str] = Counter()
         self._vocab_delta: Counter[str] = Counter()
         self._tx_key = -1
         self._cache_key = -1
         self._count_key = -1
         self._df_cache: dict[str, int] = {}
         self._count_cache: int | None = None
+        self._docs_cache: tuple[int, int] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -362,7 +378,7 @@ class Index:
         self.conn.executescript(_SCHEMA)
         self.conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0'), "
-            "('indexed_tokens', '0')",
+            "('indexed_tokens', '0'), ('branch_tokens', '0')",
             ("0" if building else str(SCHEMA_VERSION),),
         )
 
@@ -406,7 +422,7 @@ class Index:
 
     def rollback(self) -> None:
         """Abandon the open transaction; never raises (the disk may be what failed)."""
-        self._token_delta = 0
+        self._token_delta.clear()
         self._vocab_delta.clear()
         if self._in_tx:
             self._in_tx = False
@@ -440,17 +456,19 @@ class Index:
             return
         rowid, was_indexed = found
         indexed = sum(len(f.split()) for f in fields)
-        self._vocab_delta.update(set(" ".join(fields).split()))
-        self._add_tokens(indexed - was_indexed)
-        self._forget_terms(rowid)
-        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        table = _TABLES[row.kind]
+        if row.kind == "leaf":
+            self._vocab_delta.update(set(" ".join(fields).split()))
+        self._add_tokens(row.kind, indexed - was_indexed)
+        self._forget_terms(rowid, row.kind)
+        self.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
         self.conn.execute(
             f"UPDATE items SET ({_COLUMNS}, indexed) = ({', '.join('?' * (len(_FIELDS) + 1))}) "
             "WHERE rowid = ?",
             (*_values(row), indexed, rowid),
         )
         self.conn.execute(
-            "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
+            f"INSERT INTO {table}(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)",
             (rowid, *fields),
         )
 
@@ -475,28 +493,31 @@ class Index:
             taken.add(rowid)
             rowids.append(rowid)
         catalog = []
-        texts = []
+        texts: dict[ItemKind, list[tuple[Any, ...]]] = {"leaf": [], "branch": []}
         per_domain: dict[tuple[str, ItemKind], int] = {}
-        tokens = 0
         vocab = self._vocab_delta
         for rowid, (row, fields) in zip(rowids, items, strict=True):
             indexed = sum(len(f.split()) for f in fields)
-            tokens += indexed
+            self._add_tokens(row.kind, indexed)
             catalog.append((rowid, *_values(row), indexed))
-            texts.append((rowid, *fields))
-            vocab.update(set(" ".join(fields).split()))
+            texts[row.kind].append((rowid, *fields))
+            if row.kind == "leaf":
+                vocab.update(set(" ".join(fields).split()))
             key = (row.domain, row.kind)
             per_domain[key] = per_domain.get(key, 0) + 1
         marks = ", ".join("?" * (len(_FIELDS) + 2))
         self.conn.executemany(
             f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})", catalog
         )
-        self.conn.executemany(
-            "INSERT INTO fts(rowid, title, keywords, tags, body) VALUES (?, ?, ?, ?, ?)", texts
-        )
+        for kind, rows in texts.items():
+            if rows:
+                self.conn.executemany(
+                    f"INSERT INTO {_TABLES[kind]}(rowid, title, keywords, tags, body) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
         for (domain, kind), count in per_domain.items():
             self._count_domain(domain, kind, count)
-        self._add_tokens(tokens)
 
     def _count_domain(self, domain: str, kind: ItemKind, delta: int) -> None:
         leaves, branches = (delta, 0) if kind == "leaf" else (0, delta)
@@ -595,12 +616,15 @@ class Index:
         if sizes:
             self.conn.executemany("UPDATE items SET size = ? WHERE id = ?", sizes)
 
-    def _add_tokens(self, delta: int) -> None:
+    def _add_tokens(self, kind: ItemKind, delta: int) -> None:
         # Summed in memory and written once at commit: one UPDATE per batch, not per row.
-        self._token_delta += delta
+        self._token_delta[kind] += delta
 
-    def _forget_terms(self, rowid: int) -> None:
-        """Take the terms of an item's current full-text row out of the vocabulary counts."""
+    def _forget_terms(self, rowid: int, kind: ItemKind) -> None:
+        """Take the terms of a leaf's current full-text row out of the vocabulary counts
+        (only leaves are counted)."""
+        if kind != "leaf":
+            return
         old = self.conn.execute(
             "SELECT title, keywords, tags, body FROM fts WHERE rowid = ?", (rowid,)
         ).fetchone()
@@ -623,12 +647,13 @@ class Index:
             self.conn.executemany("DELETE FROM vocab WHERE term = ? AND docs <= 0", gone)
 
     def _flush_tokens(self) -> None:
-        if self._token_delta:
-            self.conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'indexed_tokens'",
-                (self._token_delta,),
-            )
-            self._token_delta = 0
+        for kind, delta in self._token_delta.items():
+            if delta:
+                self.conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+                    (delta, _TOKENS[kind]),  # type: ignore[index]
+                )
+        self._token_delta.clear()
 
     def detach_children(self, parent_id: str) -> int:
         """Make the items naming ``parent_id`` loose (its file is gone); return how many."""
@@ -665,7 +690,8 @@ class Index:
         """
         conn = self.conn
         try:
-            conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            for table in _TABLES.values():
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         except sqlite3.OperationalError as exc:
             logger.warning("could not compact %s yet: %s", self.path, exc)
         for mode in ("TRUNCATE", "PASSIVE"):
@@ -682,11 +708,11 @@ class Index:
             return False
         rowid, indexed, domain, kind = found
         self._count_domain(domain, kind, -1)
-        self._add_tokens(-indexed)
-        self._forget_terms(rowid)
+        self._add_tokens(kind, -indexed)
+        self._forget_terms(rowid, kind)
         self.conn.execute("DELETE FROM members WHERE branch_id = ?", (item_id,))
         self.conn.execute("DELETE FROM folded WHERE leaf_id = ?", (item_id,))
-        self.conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        self.conn.execute(f"DELETE FROM {_TABLES[kind]} WHERE rowid = ?", (rowid,))
         self.conn.execute("DELETE FROM items WHERE rowid = ?", (rowid,))
         return True
 
@@ -694,12 +720,15 @@ class Index:
         """Drop every item (inside the caller's transaction)."""
         self.conn.execute("DELETE FROM items")
         self.conn.execute("DELETE FROM domains")
-        self.conn.execute("DELETE FROM fts")
+        for table in _TABLES.values():
+            self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("DELETE FROM members")
         self.conn.execute("DELETE FROM folded")
         self.conn.execute("DELETE FROM vocab")
-        self.conn.execute("UPDATE meta SET value = '0' WHERE key = 'indexed_tokens'")
-        self._token_delta = 0
+        self.conn.execute(
+            "UPDATE meta SET value = '0' WHERE key IN ('indexed_tokens', 'branch_tokens')"
+        )
+        self._token_delta.clear()
         self._vocab_delta.clear()
         self._cache_key = -3  # the cached counts were of what was just deleted
 
@@ -761,10 +790,14 @@ class Index:
 
     def indexed_fields(self, item_id: str) -> Fields | None:
         """The four full-text fields an item is indexed with now, or None."""
+        found = self.conn.execute(
+            "SELECT rowid, kind FROM items WHERE id = ?", (item_id,)
+        ).fetchone()
+        if found is None:
+            return None
         row = self.conn.execute(
-            "SELECT f.title, f.keywords, f.tags, f.body FROM items i JOIN fts f "
-            "ON f.rowid = i.rowid WHERE i.id = ?",
-            (item_id,),
+            f"SELECT title, keywords, tags, body FROM {_TABLES[found[1]]} WHERE rowid = ?",
+            (found[0],),
         ).fetchone()
         return (str(row[0]), str(row[1]), str(row[2]), str(row[3])) if row else None
 
@@ -805,11 +838,6 @@ class Index:
             else:
                 out[start] = []
         return out
-
-    def count(self, kind: ItemKind) -> int:
-        """Number of items of one kind."""
-        row = self.conn.execute("SELECT COUNT(*) FROM items WHERE kind = ?", (kind,))
-        return int(row.fetchone()[0])
 
     def leaf_sizes(self) -> list[tuple[str, int]]:
         """``(path, size)`` of every leaf, as the catalog knows them."""
@@ -875,10 +903,11 @@ class Index:
             self._cache_key = key
         if key != self._count_key or self._in_tx:
             self._count_cache = None
+            self._docs_cache = None
             self._count_key = key
 
     def term_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
-        """How many items contain each term (document frequency), from the vocabulary
+        """How many leaves contain each term (document frequency), from the vocabulary
         table the writes keep up to date (plus this transaction's pending changes)."""
         unique = sorted(set(query_terms))
         if not unique:
@@ -901,6 +930,25 @@ class Index:
             self._count_cache = int(self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0])
         return self._count_cache
 
+    def documents(self, kind: ItemKind = "leaf") -> int:
+        """How many items of ``kind`` the full-text index ranks (the leaves are the
+        documents of every ranking statistic)."""
+        self._fresh()
+        if self._docs_cache is None:
+            row = self.conn.execute(
+                "SELECT COALESCE(SUM(leaves), 0), COALESCE(SUM(branches), 0) FROM domains"
+            ).fetchone()
+            self._docs_cache = (int(row[0]), int(row[1]))
+        return self._docs_cache[0 if kind == "leaf" else 1]
+
+    def _average_length(self, kind: ItemKind) -> float:
+        """The average number of indexed terms of an item of ``kind`` (BM25's avgdl)."""
+        stored = self.conn.execute(
+            "SELECT value FROM meta WHERE key = ?", (_TOKENS[kind],)
+        ).fetchone()
+        tokens = self._token_delta[kind] + int(stored[0] if stored else 0)
+        return max(tokens / max(self.documents(kind), 1), 1e-9)
+
     def search(
         self,
         query_terms: Sequence[str],
@@ -918,7 +966,8 @@ class Index:
         """Rank items by BM25 over the four fields; return (entry, score, terms present).
 
         Scores are FTS5's ``bm25()`` (BM25F: field-weighted term frequency, k1 = 1.2,
-        b = 0.75, IDF floored at 1e-6), computed here for a small candidate set:
+        b = 0.75, IDF floored at 1e-6) over the leaves' statistics, computed here for a
+        small candidate set:
 
         1. the rarest query terms, up to ``_RARE_BUDGET`` documents between them, pick
            the documents that *must* be scored; each is scored exactly (when even the
@@ -928,11 +977,15 @@ class Index:
            bound is certainly in its right place (MaxScore);
         3. when fewer than ``exact`` results are certain, FTS5 ranks every match.
 
-        The first ``exact`` results are therefore always the true BM25 top; the rest
-        are the best of what was scored. With ``common`` (a share of the items), a term
-        found in more of them than that (and in at least ``_COMMON_MIN`` documents)
-        only ranks documents that also hold a rarer query term (every term still counts
-        in their scores); a query of common terms only is ranked on all of them.
+        The first ``exact`` leaves are therefore always the true BM25 top; the rest are
+        the best of what was scored. Branches are scored the same way against the
+        leaves' statistics, from their own table (there the exhaustive step is FTS5's
+        ranking by the branches' statistics, so their guarantee is only approximate).
+        With both kinds, the two rankings are merged by score. With ``common`` (a share
+        of the leaves), a term found in more of them than that (and in at least
+        ``_COMMON_MIN``) only ranks documents that also hold a rarer query term (every
+        term still counts in their scores); a query of common terms only is ranked on
+        all of them.
         """
         unique = list(dict.fromkeys(t for t in query_terms if t))
         if not unique:
@@ -941,12 +994,8 @@ class Index:
         present = sorted((t for t in unique if df.get(t)), key=lambda t: (df[t], t))
         if not present:
             return []
-        n_rows = self.total_items()
-        total_tokens = self._token_delta + int(
-            self.conn.execute("SELECT value FROM meta WHERE key = 'indexed_tokens'").fetchone()[0]
-        )
-        avgdl = max(total_tokens / max(n_rows, 1), 1e-9)
-        idfs = {t: idf(n_rows, df[t]) for t in present}
+        n_docs = self.documents("leaf")
+        idfs = {t: idf(n_docs, df[t]) for t in present}
         # A term in more than half the documents has BM25's floor weight and tells nothing
         # apart; it only drags in ties. It counts when nothing else matches.
         found = present
@@ -955,8 +1004,37 @@ class Index:
         # by themselves (they still count in every score below).
         ranking = present
         if common is not None:
-            cut = max(common * n_rows, _COMMON_MIN)
+            cut = max(common * n_docs, _COMMON_MIN)
             ranking = [t for t in present if df[t] <= cut] or present
+        query = _TermQuery(found=found, present=present, ranking=ranking, df=df, idfs=idfs)
+        scored: list[tuple[Entry, float, frozenset[str]]] = []
+        for kind in ("leaf", "branch"):
+            if kind in kinds:
+                filters = _Filters((kind,), domain, project, source_prefix, ids)
+                scored += self._search_table(kind, query, weights, filters, limit, exact)
+        if len(kinds) > 1:
+            scored.sort(key=lambda item: (-item[1], item[0].id))
+        return scored[:limit]
+
+    def _search_table(
+        self,
+        kind: ItemKind,
+        query: _TermQuery,
+        weights: FieldWeights,
+        filters: _Filters,
+        limit: int,
+        exact: int,
+    ) -> list[tuple[Entry, float, frozenset[str]]]:
+        """:meth:`search` over the full-text table of one kind of item."""
+        table = _TABLES[kind]
+        avgdl = self._average_length(kind)
+        found, present, ranking, df, idfs = (
+            query.found,
+            query.present,
+            query.ranking,
+            query.df,
+            query.idfs,
+        )
         rare: list[str] = []
         budget = 0
         # Ranking every match costs about one FTS5 row each; scoring a document here costs
@@ -967,12 +1045,14 @@ class Index:
                     break
                 rare.append(term)
                 budget += df[term]
-        filters = _Filters(kinds, domain, project, source_prefix, ids)
+        ids = filters.ids
         if ids is not None and len(ids) <= _DIRECT_IDS:
             # A few named items (the memories nearest in meaning): score them directly
             # instead of walking the postings of every query term.
-            rowids = self._rowids_of(ids)
-            direct = self._score_rows(rowids, found, present, idfs, avgdl, weights, filters, limit)
+            rowids = self._rowids_of(sorted(ids))
+            direct = self._score_rows(
+                table, rowids, found, present, idfs, avgdl, weights, filters, limit
+            )
             return [item for item in direct if item[2]][:limit]
         others = present[len(rare) :]
         bound = (_K1 + 1) * sum(idfs[t] for t in others)
@@ -981,17 +1061,19 @@ class Index:
             rowids = [
                 r[0]
                 for r in self.conn.execute(
-                    "SELECT rowid FROM fts WHERE fts MATCH ?", (_match(rare),)
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (_match(rare),)
                 )
             ]
-            scored = self._score_rows(rowids, found, present, idfs, avgdl, weights, filters, limit)
+            scored = self._score_rows(
+                table, rowids, found, present, idfs, avgdl, weights, filters, limit
+            )
         certain = sum(1 for _, score, _ in scored if score >= bound)
         if not rare or (others and certain < min(exact, limit)):
-            pool = self._ranked_rowids(
-                ranking, limit + exact, weights, kinds, domain, project, source_prefix, ids
-            )
+            pool = self._ranked_rowids(table, ranking, limit + exact, weights, filters)
             seen = {e.id for e, _, _ in scored}
-            extra = self._score_rows(pool, found, present, idfs, avgdl, weights, filters, limit)
+            extra = self._score_rows(
+                table, pool, found, present, idfs, avgdl, weights, filters, limit
+            )
             scored.extend(item for item in extra if item[0].id not in seen)
             scored.sort(key=lambda item: (-item[1], item[0].id))
         return scored[:limit]
@@ -1002,6 +1084,7 @@ class Index:
 
     def _score_rows(
         self,
+        table: str,
         rowids: Sequence[int],
         found: Sequence[str],
         present: Sequence[str],
@@ -1019,7 +1102,7 @@ class Index:
         scoring = frozenset(present)
         column_weights = (weights.title, weights.keywords, weights.tags, weights.text)
         raw: list[tuple[float, int, frozenset[str]]] = []
-        sql = "SELECT rowid, title, keywords, tags, body FROM fts WHERE rowid IN ({marks})"
+        sql = f"SELECT rowid, title, keywords, tags, body FROM {table} WHERE rowid IN ({{marks}})"
         for rowid, *texts in self._rows_in(sql, rowids):
             freq: dict[str, float] = {}
             length = 0
@@ -1061,37 +1144,31 @@ class Index:
 
     def _ranked_rowids(
         self,
+        table: str,
         present: Sequence[str],
         pool: int,
         weights: FieldWeights,
-        kinds: Sequence[ItemKind],
-        domain: str | None,
-        project: str | None,
-        source_prefix: str | None,
-        ids: Sequence[str] | None,
+        filters: _Filters,
     ) -> list[int]:
-        """FTS5's own ranking over every match (the exhaustive path), ties broken by id."""
+        """FTS5's own ranking over every match of one table (the exhaustive path), ties
+        broken by id."""
         weight_args = [weights.title, weights.keywords, weights.tags, weights.text]
-        unfiltered = (
-            domain is None
-            and project is None
-            and source_prefix is None
-            and ids is None
-            and set(kinds) >= {"leaf", "branch"}
-        )
-        if unfiltered:
+        domain, project, source_prefix = filters.domain, filters.project, filters.source_prefix
+        ids = filters.ids
+        if domain is None and project is None and source_prefix is None and ids is None:
             # Row ids derive from item ids (see _stable_rowid), so ordering ties by rowid
             # gives the same pool whatever order the items were written in.
             rows = self.conn.execute(
-                "SELECT rowid, bm25(fts, ?, ?, ?, ?) AS r FROM fts WHERE fts MATCH ? "
-                "ORDER BY r, rowid LIMIT ?",
+                f"SELECT rowid, bm25({table}, ?, ?, ?, ?) AS r FROM {table} "
+                f"WHERE {table} MATCH ? ORDER BY r, rowid LIMIT ?",
                 [*weight_args, _match(present), pool],
             ).fetchall()
             return [r[0] for r in rows]
-        sql = "SELECT items.rowid FROM fts JOIN items ON items.rowid = fts.rowid WHERE fts MATCH ?"
+        sql = (
+            f"SELECT items.rowid FROM {table} JOIN items ON items.rowid = {table}.rowid "
+            f"WHERE {table} MATCH ?"
+        )
         args: list[Any] = [_match(present)]
-        sql += f" AND items.kind IN ({', '.join('?' * len(kinds))})"
-        args.extend(kinds)
         if domain is not None:
             sql += " AND (items.domain = ? OR items.domain LIKE ?)"
             args.extend([domain, domain + ".%"])
@@ -1102,11 +1179,26 @@ class Index:
             sql += " AND substr(items.source, 1, ?) = ?"
             args.extend([len(source_prefix), source_prefix])
         if ids is not None:
-            sql += f" AND items.id IN ({', '.join('?' * len(ids))})"
-            args.extend(ids)
-        sql += " ORDER BY bm25(fts, ?, ?, ?, ?), items.rowid LIMIT ?"
+            wanted = sorted(ids)
+            sql += f" AND items.id IN ({', '.join('?' * len(wanted))})"
+            args.extend(wanted)
+        sql += f" ORDER BY bm25({table}, ?, ?, ?, ?), items.rowid LIMIT ?"
         args.extend([*weight_args, pool])
         return [r[0] for r in self.conn.execute(sql, args)]
+
+
+@dataclass(frozen=True, slots=True)
+class _TermQuery:
+    """The terms of one search and their statistics, shared by both tables."""
+
+    found: list[str]
+    """Every query term some leaf holds (reported when a document has it)."""
+    present: list[str]
+    """The terms that score (those with more than the floor weight, unless none has)."""
+    ranking: list[str]
+    """The terms that may bring a document in (``common`` ones left out)."""
+    df: dict[str, int]
+    idfs: dict[str, float]
 
 
 _EXHAUSTIVE_BELOW = 5000

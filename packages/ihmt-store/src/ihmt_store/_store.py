@@ -1347,15 +1347,20 @@ class Store(IndexLifecycle):
 
     @_healing
     def document_frequencies(self, query_terms: Sequence[str]) -> dict[str, int]:
-        """How many items (leaves and branches) contain each normalised term."""
+        """How many leaves contain each normalised term.
+
+        Only leaves count, here and in every ranking statistic: branch summaries repeat
+        their children's words, and each machine consolidates in its own order, so
+        counting them would rank the same memories differently on two synced machines.
+        """
         return self._idx.term_frequencies(query_terms)
 
     @_healing
     def count(self, kind: ItemKind | None = None) -> int:
-        """Number of items (of one kind)."""
+        """Number of items (of one kind). Cached until the next commit."""
         if kind is None:
-            return self._idx.total_items()  # cached until the next commit
-        return self._idx.count(kind)
+            return self._idx.total_items()
+        return self._idx.documents(kind)
 
     @property
     @_healing
