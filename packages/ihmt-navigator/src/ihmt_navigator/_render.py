@@ -84,7 +84,14 @@ def _date(hit: Hit) -> str:
 
 
 def _where(hit: Hit) -> str:
-    place = " › ".join([hit.domain, *(t for t in hit.path_titles[-1:] if t)])
+    """Where a memory sits, from what is replicated with it: its domain and project.
+
+    Not the title of the branch above it: each machine groups memories into branches in
+    the order they reached it, so a synced memory sits under different branches on two
+    machines, and the answer must read the same on both (``detail="full"`` shows this
+    machine's path). A branch title is also other memories' words, which a reader takes
+    for this memory's."""
+    place = hit.domain
     if hit.project:
         place += f" · project {hit.project}"
     return place
