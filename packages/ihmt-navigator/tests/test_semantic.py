@@ -270,3 +270,17 @@ def test_a_bad_model_setting_says_why_search_is_lexical() -> None:
     assert model is None and "model2vec:<folder or hub id>" in mode.reason
     model, mode = load_embedder("auto", model="model2vec:/no/such/folder")
     assert model is None and "did not load" in mode.reason
+
+
+def test_a_memory_gets_the_same_vector_alone_or_among_others(
+    make_store: Callable[..., Store], embedder: Embedder
+) -> None:
+    # A save embeds one memory; a backfill or a pull embeds many. Two synced machines
+    # must hold the same vector for the same text, or near-equal memories could be
+    # ordered differently on each (issue #18).
+    vectors = VectorIndex(make_store(), embedder)
+    texts = {f"L-{n}": text for n, text in enumerate(FILLER)}
+    together = vectors.vectors_for(texts)
+    reversed_ = vectors.vectors_for(dict(reversed(texts.items())))
+    for item, text in texts.items():
+        assert together[item] == vectors.vectors_for({item: text})[item] == reversed_[item]
