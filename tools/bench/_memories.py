@@ -144,7 +144,7 @@ def _split(words: str, sep: str | None = None) -> tuple[str, ...]:
 
 
 PROJECTS = _split("""
-falcon heron osprey kestrel wren ibis plover merlin harrier lapwing curlew egret avocet bittern
+falcon heron osprey pipit wren ibis plover merlin harrier lapwing curlew egret avocet bittern
 dunlin godwit gannet puffin tern linnet siskin thrush warbler oriole tanager magpie raven rook
 jackdaw starling shrike vireo grebe loon stork condor pelican cormorant petrel albatross
 kingfisher hoopoe bunting nuthatch kite buzzard goshawk peregrine skua fulmar shearwater

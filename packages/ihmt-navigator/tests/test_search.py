@@ -208,9 +208,9 @@ def test_a_long_leaf_is_shown_as_its_best_passage_with_line_numbers(
 ) -> None:
     store = make_store()
     lines = [f"line {i}: routine log output with nothing special" for i in range(400)]
-    lines[250] = "line 250: the reservation timeout is 45 seconds for kestrel checkout"
+    lines[250] = "line 250: the reservation timeout is 45 seconds for plover checkout"
     leaf = store.put_leaf(make_leaf("\n".join(lines), position=1))
-    result = Navigator(store).search("kestrel checkout reservation timeout")
+    result = Navigator(store).search("plover checkout reservation timeout")
     best = result.best
     assert best is not None and best.passage is not None
     assert best.passage.start_line <= 251 <= best.passage.end_line
