@@ -27,6 +27,13 @@ every other N once. For N=1 the ``ihmt sync`` command is also timed end to end, 
 user waits for it (a new process: Python's start, opening the memory). Every pulled
 memory is checked to be in B's catalog afterwards (``lost`` must be 0).
 
+``--baseline REV`` measures the code of commit REV in the same run, for N=1: a third
+machine B0, another copy of A's folder, runs REV's ``ihmt_mcp`` and ``ihmt_cli`` (their
+sources exported with ``git archive`` and put first on ``PYTHONPATH``), in process in a
+child that stays open across runs (as B's memory does here) and as the ``ihmt sync``
+command. Every pull of one memory is made by B and by B0, in alternating order, so
+that the load of a shared machine weighs on both alike.
+
 Target (issue #18): pulling one memory costs well under a second.
 """
 
@@ -144,8 +151,10 @@ def settle_git(folder: Path) -> None:
     subprocess.run(["git", "-C", str(folder), "gc", "--quiet"], check=True)
 
 
-def cli_sync(home: Path) -> float:
+def cli_sync(home: Path, pythonpath: str = "") -> float:
     env = {**os.environ, "IHMT_HOME": str(home), "IHMT_SEMANTIC": "off"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     started = time.perf_counter()
     subprocess.run(
         [str(IHMT), "sync"], env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL
@@ -153,7 +162,62 @@ def cli_sync(home: Path) -> float:
     return time.perf_counter() - started
 
 
-def run(memories: int, sizes: Sequence[int], runs: int, work: Path) -> dict[str, Any]:
+def export_baseline(rev: str, work: Path) -> str:
+    """The ``PYTHONPATH`` that runs commit ``rev``'s ihmt-mcp and ihmt-cli."""
+    top = Path(__file__).resolve().parents[2]
+    target = work / "baseline"
+    target.mkdir()
+    wanted = ["packages/ihmt-mcp/src", "packages/ihmt-cli/src"]
+    archive = subprocess.run(
+        ["git", "-C", str(top), "archive", "--format=tar", rev, *wanted],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return os.pathsep.join(str(target / w) for w in wanted)
+
+
+class Baseline:
+    """A child process running the baseline's code, one timed sync per request."""
+
+    def __init__(self, home: Path, pythonpath: str) -> None:
+        env = {**os.environ, "PYTHONPATH": pythonpath, "IHMT_SEMANTIC": "off"}
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(home)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def sync(self) -> tuple[float, dict[str, float]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("sync\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        return answer["total"], answer["phases"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def serve(home: Path) -> int:
+    """``--serve HOME``: open the memory once, then one timed sync per line of stdin."""
+    memory = Memory.open(Settings.for_home(home))
+    try:
+        for _ in sys.stdin:
+            total, phases, _report = timed_sync(memory, "b0")
+            print(json.dumps({"total": total, "phases": phases}), flush=True)
+    finally:
+        memory.close()
+    return 0
+
+
+def run(
+    memories: int, sizes: Sequence[int], runs: int, work: Path, baseline: str = ""
+) -> dict[str, Any]:
     remote = work / "remote.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
     subprocess.run(
@@ -173,16 +237,29 @@ def run(memories: int, sizes: Sequence[int], runs: int, work: Path) -> dict[str,
     a.close()
     started = time.perf_counter()
     settle_git(home_a / "ihmt_memory")
-    shutil.copytree(home_a, home_b, symlinks=True)
-    (home_b / "ihmt_memory" / "state" / "clock.json").unlink(missing_ok=True)  # B's own id
-    # A copied index holds A's file stats: git would hash every file again at B's first
-    # sync, a cost of the copy that a clone made by 'ihmt sync --init' never pays.
-    subprocess.run(
-        ["git", "-C", str(home_b / "ihmt_memory"), "update-index", "-q", "--refresh"], check=False
-    )
+    home_b0 = work / "b0"
+    for home in (home_b, home_b0) if baseline else (home_b,):
+        shutil.copytree(home_a, home, symlinks=True)
+        (home / "ihmt_memory" / "state" / "clock.json").unlink(missing_ok=True)  # its own id
+        # A copied index holds A's file stats: git would hash every file again at the
+        # first sync, a cost of the copy that a clone made by 'ihmt sync --init' never pays.
+        subprocess.run(
+            ["git", "-C", str(home / "ihmt_memory"), "update-index", "-q", "--refresh"],
+            check=False,
+        )
     copy_s = time.perf_counter() - started
     a = Memory.open(Settings.for_home(home_a))
     b = Memory.open(Settings.for_home(home_b))
+    pythonpath = export_baseline(baseline, work) if baseline else ""
+    old = Baseline(home_b0, pythonpath) if baseline else None
+    if old is not None:
+        # One round first: a clone's first sync by a newer version may commit its
+        # setup (.gitattributes), which both must have pulled before the timed rounds.
+        Sync(b, host="b").sync()
+        old.sync()
+        Sync(a, host="a").sync()
+        Sync(b, host="b").sync()
+        old.sync()
     print(
         f"built {memories:,} memories in {build_s:.1f} s; sync --init (commit and push of "
         f"every memory) {init_s:.1f} s; the second clone copied in {copy_s:.1f} s",
@@ -196,13 +273,22 @@ def run(memories: int, sizes: Sequence[int], runs: int, work: Path) -> dict[str,
             totals: list[float] = []
             phases: list[dict[str, float]] = []
             lost = 0
-            for _ in range(repeats):
+            before: list[float] = []
+            before_phases: list[dict[str, float]] = []
+            for run_number in range(repeats):
                 new = leaves_for(next_n, size, "new")
                 next_n += size
                 add(a, new)
                 sent = Sync(a, host="a").sync()
                 assert sent.pushed and sent.saved == size, sent
+                if old is not None and size == 1 and run_number % 2 == 0:
+                    old_total, old_split = old.sync()
                 total, split, report = timed_sync(b, "b")
+                if old is not None and size == 1 and run_number % 2 == 1:
+                    old_total, old_split = old.sync()
+                if old is not None and size == 1:
+                    before.append(old_total)
+                    before_phases.append(old_split)
                 held = b.store.entries([leaf.leaf_id for leaf in new])
                 lost += size - len(held)
                 assert set(report.pulled.added) >= set(held), "pulled but not reported"
@@ -218,23 +304,41 @@ def run(memories: int, sizes: Sequence[int], runs: int, work: Path) -> dict[str,
                 "lost": lost,
                 "each": [{"total_s": t, **s} for t, s in zip(totals, phases, strict=True)],
             }
+            if before:
+                row["baseline"] = {
+                    "rev": baseline,
+                    "total_s": statistics.median(before),
+                    "total_min_s": min(before),
+                    "total_max_s": max(before),
+                    **{f"{p}_s": statistics.median(s[p] for s in before_phases) for p in PHASES},
+                }
             if size == 1:
                 b.close()
                 cli: list[float] = []
-                for _ in range(repeats):
+                cli_before: list[float] = []
+                for run_number in range(repeats):
                     add(a, leaves_for(next_n, 1, "cli"))
                     next_n += 1
                     Sync(a, host="a").sync()
+                    if old is not None and run_number % 2 == 0:
+                        cli_before.append(cli_sync(home_b0, pythonpath))
                     cli.append(cli_sync(home_b))
+                    if old is not None and run_number % 2 == 1:
+                        cli_before.append(cli_sync(home_b0, pythonpath))
                 b = Memory.open(Settings.for_home(home_b))
                 row["cli_s"] = statistics.median(cli)
                 row["cli_runs"] = cli
+                if cli_before:
+                    row["baseline"]["cli_s"] = statistics.median(cli_before)
+                    row["baseline"]["cli_runs"] = cli_before
             rows.append(row)
             print(format_row(row), flush=True)
         leaves_b = b.stats().leaves
     finally:
         a.close()
         b.close()
+        if old is not None:
+            old.close()
     return {
         "memories": memories,
         "build_s": build_s,
@@ -250,7 +354,15 @@ def format_row(row: dict[str, Any]) -> str:
         if row["runs"] > 1
         else ""
     )
-    return f"pulled {row['pulled']:,}: {row['total_s']:.3f} s{spread}"
+    line = f"pulled {row['pulled']:,}: {row['total_s']:.3f} s{spread}"
+    if "cli_s" in row:
+        line += f"; ihmt sync {row['cli_s']:.3f} s"
+    old = row.get("baseline")
+    if old:
+        line += f"; at {old['rev']}: {old['total_s']:.3f} s"
+        if "cli_s" in old:
+            line += f", ihmt sync {old['cli_s']:.3f} s"
+    return line
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -266,11 +378,24 @@ def format_table(result: dict[str, Any]) -> str:
         ]
         for r in result["rows"]
     ]
-    widths = [max(len(x) for x in col) for col in zip(head, *lines, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"
 
+    for r in result["rows"]:
+        old = r.get("baseline")
+        if old:
+            lines.append(
+                [
+                    f"{r['pulled']:,} at {old['rev'][:8]}",
+                    str(r["runs"]),
+                    f"{old['total_s']:.3f}",
+                    *(f"{old[f'{p}_s']:.3f}" for p in PHASES),
+                    f"{old['cli_s']:.3f}" if "cli_s" in old else "",
+                    "",
+                ]
+            )
+    widths = [max(len(x) for x in col) for col in zip(head, *lines, strict=True)]
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     title = (
         f"ihmt sync: pulling N new memories into a store of {result['memories']:,} "
@@ -287,11 +412,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=5, help="runs of the 1-change pull")
     parser.add_argument("--out", type=Path, default=RESULTS / "sync.json")
+    parser.add_argument(
+        "--baseline", default="", metavar="REV", help="also time commit REV's code (N=1)"
+    )
+    parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve is not None:
+        return serve(args.serve)
     if shutil.which("git") is None:
         raise SystemExit("git is not installed")
     with tempfile.TemporaryDirectory(prefix="ihmt-bench-sync-") as tmp:
-        result = run(args.memories, args.sizes, max(1, args.runs), Path(tmp))
+        baseline = ""
+        if args.baseline:
+            top = Path(__file__).resolve().parents[2]
+            baseline = subprocess.run(
+                ["git", "-C", str(top), "rev-parse", "--verify", f"{args.baseline}^{{commit}}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        result = run(args.memories, args.sizes, max(1, args.runs), Path(tmp), baseline)
     result["machine"] = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),

@@ -523,6 +523,94 @@ def test_a_file_cut_short_by_a_killed_merge_is_written_again(
     assert b.store.read_leaf(theirs).text == a.store.read_leaf(theirs).text
 
 
+def test_a_leaf_deleted_by_hand_comes_back_and_its_deletion_is_not_sent(
+    machine: Callable[[str], Memory], remote: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    kept = a.save("The VPN certificate is renewed every March.", domain="infra").ids[0]
+    also = a.save("A note saved with the deletion pending.", domain="infra").ids[0]
+    Sync(a).sync()
+    leaf = next(a.store.path.glob(f"layer0/*/{kept}.txt"))
+    whole = leaf.read_bytes()
+    leaf.unlink()
+    fresh = a.save("The build badge is on the README.", domain="infra").ids[0]
+    with caplog.at_level(logging.WARNING, logger="ihmt_mcp._sync"):
+        report = Sync(a).sync()
+    assert "deleted by hand" in caplog.text
+    assert report.saved == 1 and report.pushed
+    assert leaf.read_bytes() == whole
+    tracked = git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert all(i in tracked for i in (kept, also, fresh))
+    assert git(a.store.path, "status", "--porcelain", "--", "layer0") == ""
+
+
+def test_a_new_notes_folder_and_a_new_domain_are_committed(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    """git status names a folder nothing in which is tracked once (``notes/L-…/``): the
+    commit takes every file in it."""
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    old = a.save("The cron host is cron-1.", domain="brand-new").ids[0]
+    new = a.save("The cron host moved to cron-2.", domain="other-new").ids[0]
+    a.mark_outdated(old, new)
+    report = Sync(a).sync()
+    assert report.saved == 2 and report.corrected == 1
+    Sync(b).init(str(remote))
+    assert ids(b) == {old, new} and outdated(b) == {old}
+
+
+def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = a.save("The wiki moved to wiki.internal.", domain="tools").ids
+    Sync(a).sync()
+    # b wrote nothing: its pull is a fast-forward, killed after the files and the index
+    # were moved to the fetched commit and before HEAD followed.
+    git(b.store.path, "fetch", "--quiet", "origin")
+    head = git(b.store.path, "rev-parse", "HEAD").strip()
+    upstream = git(b.store.path, "rev-parse", "origin/main").strip()
+    record = b.store.state_file("sync.json")
+    data = json.loads(record.read_text())
+    data["merging"] = {"before": head, "upstream": upstream, "fast_forward": True}
+    record.write_text(json.dumps(data))
+    git(b.store.path, "read-tree", "-m", "-u", head, upstream)
+    report = Sync(b).sync()
+    assert report.commit == "" and report.pushed  # nothing of a's sent back as b's own
+    assert git(b.store.path, "rev-parse", "HEAD").strip() == upstream
+    assert set(theirs) <= ids(b)
+    assert git(b.store.path, "status", "--porcelain") == ""
+
+
+def test_a_pull_into_a_machine_that_wrote_nothing_is_a_fast_forward(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = a.save("The load balancer drains for thirty seconds.", domain="infra").ids
+    Sync(a).sync()
+    report = Sync(b).sync()
+    assert set(report.pulled.added) == set(theirs) and report.commit == ""
+    assert git(b.store.path, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    assert "fast-forward" in git(b.store.path, "reflog", "-1", "--format=%gs")
+    assert found(b, "load balancer drains") == list(theirs)
+
+
+def test_a_clone_set_up_before_gets_its_git_settings_on_the_next_sync(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    git(a.store.path, "config", "--unset", "core.untrackedCache")
+    Sync(a).sync()
+    assert git(a.store.path, "config", "--get", "core.untrackedCache").strip() == "true"
+
+
 # ---------------------------------------------------------------------- purge
 SECRETISH = "The door code of the server room is seven four four one, ask Quentin."
 

@@ -10,9 +10,12 @@ A sync, step by step (:meth:`Sync.sync`):
 1. finish what a killed sync left: a merge in progress is aborted (and redone below), an
    index lock no live git holds is removed, pulled files not yet refreshed are refreshed;
 2. ``git fetch`` (no store lock: the network may be slow);
-3. under the store lock: one commit of what changed, ``git merge --no-edit`` (never a
-   rebase: the history is shared), the refresh of the derived state, and the record of
-   the refreshed commit in ``state/sync.json``;
+3. under the store lock: one commit of what changed (one ``git status``), the merge (a
+   fast-forward with ``git read-tree -m -u`` when this machine wrote nothing, else
+   ``git merge --no-edit``, never a rebase: the history is shared; a leaf edited by hand
+   on both sides goes to the merge driver of ``_leaf_merge``, and the version it set
+   apart is saved as a memory right after), then the refresh of the derived state, and
+   the record of the refreshed commit in ``state/sync.json``;
 4. ``git push`` (no store lock); a rejected push goes back to 2, at most three times.
 
 Every failure is a :class:`SyncError` with one plain line, and nothing is lost: a commit
@@ -21,6 +24,7 @@ that cannot be pushed stays local for the next sync, a merge that stops is abort
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -36,8 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ihmt_mcp._leaf_merge import LEAF_MERGES
 from ihmt_mcp.errors import MemoryServiceError
-from ihmt_store import Store, now_timestamp
+from ihmt_store import Entry, Leaf, Store, leaf_id_for, now_timestamp
 
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
@@ -81,6 +86,30 @@ SETUP_FILES = (".gitignore", ".gitattributes", PURGED_FILE)
 GITATTRIBUTES = (
     "# Written by 'ihmt sync': memories are stored byte for byte, never converted.\n* -text\n"
 )
+LEAF_MERGE_ATTRIBUTE = "layer0/*/*.txt merge=ihmt-leaf"
+"""A leaf both machines changed is merged by ``ihmt_mcp._leaf_merge`` (docs/sync.md)."""
+
+CLONE_CONFIG = {
+    # Memories are stored byte for byte, never converted.
+    "core.autocrlf": "false",
+    # 'git status' lists only the folders whose listing changed since it last looked.
+    "core.untrackedCache": "true",
+    "merge.ihmt-leaf.name": "IHMT: a leaf edited by hand on two machines",
+    # The merge base git builds from two merge bases takes the base's version: the
+    # driver only ever decides between two real versions (and stashes real text).
+    "merge.ihmt-leaf.recursive": "binary",
+}
+"""Per-clone git settings every sync makes sure of (:meth:`Sync._configure`), with the
+leaf merge driver's command (this Python's absolute path)."""
+
+
+def _clone_config() -> dict[str, str]:
+    python = _shell_quote(sys.executable)
+    return {
+        **CLONE_CONFIG,
+        "merge.ihmt-leaf.driver": f"{python} -m ihmt_mcp._leaf_merge %O %A %B %P",
+    }
+
 
 SyncFailure = Literal[
     "no_git",
@@ -440,6 +469,11 @@ class _Git:
         """The NUL-separated paths a ``-z`` command prints."""
         return [p for p in self.run(*args).stdout.split("\0") if p]
 
+    def rev_tree(self, name: str) -> str:
+        """The tree of commit ``name``, or ''."""
+        done = self.run("rev-parse", "-q", "--verify", f"{name}^{{tree}}", check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     def rev(self, name: str) -> str:
         """The commit ``name`` points at, or '' when it does not exist."""
         done = self.run("rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False)
@@ -498,6 +532,31 @@ class Sync:
                 f"out its branch first (git -C {self.folder} switch {DEFAULT_BRANCH})",
             )
         return done.stdout.strip()
+
+    def _configure(self) -> None:
+        """The per-clone git settings (git config is not replicated): written by
+        ``--init`` and checked by every sync, so a clone set up by an older version gets
+        them too. One ``git config --list`` when none is missing."""
+        git = self.git
+        have: dict[str, str] = {}
+        for entry in git.run("config", "--local", "--list", "-z").stdout.split("\0"):
+            key, _, value = entry.partition("\n")
+            have[key.lower()] = value
+        for key, value in _clone_config().items():
+            if have.get(key.lower()) != value:
+                git.run("config", key, value)
+        attributes = self.folder / ".gitattributes"
+        try:
+            present = attributes.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            present = ""
+        if LEAF_MERGE_ATTRIBUTE not in present.splitlines():
+            # Written for a clone set up before the driver (and by --init): the next
+            # commit carries it; two clones adding the same line merge cleanly.
+            lines = present or GITATTRIBUTES
+            if not lines.endswith("\n"):
+                lines += "\n"
+            attributes.write_text(lines + LEAF_MERGE_ATTRIBUTE + "\n", encoding="utf-8")
 
     # ------------------------------------------------------------------ bookkeeping
     def _state(self) -> dict[str, Any]:
@@ -586,6 +645,7 @@ class Sync:
                 f"would bring its history back; finish it with 'ihmt sync --purge {pending}'",
             )
         with self.store.locked():
+            self._configure()
             self._recover()
         followed: list[str] = []
         commit_info = _Commit()
@@ -611,7 +671,8 @@ class Sync:
             with self.store.locked():
                 self._commit_into(commit_info)
                 followed += self._follow_purges(branch)
-                self._merge(branch)
+                if self._merge(branch) is not None and self._settle_leaf_merges():
+                    self._commit_into(commit_info)  # the versions kept, sent with it
             pulled = pulled.merged(self._catch_up())
             if self._push(branch):
                 pushed = True
@@ -679,12 +740,26 @@ class Sync:
         head = self.git.rev("HEAD")
         merging = state.get("merging")
         if isinstance(merging, dict):
+            upstream = str(merging.get("upstream", ""))
             if head == merging.get("before"):
-                self._repair_torn_files(head, str(merging.get("upstream", "")))
+                if merging.get("fast_forward") and self._index_holds(upstream):
+                    # Killed between the fast-forward's two steps: finish it.
+                    self.git.run("update-ref", "HEAD", upstream, head)
+                else:
+                    self._repair_torn_files(head, upstream)
             self._save_state(merging=None)
         # Killed between a merge (or a clone's checkout) and its refresh: the pulled
         # files are on disk, the derived state does not know them yet.
         self._catch_up()
+        # Killed after a merge that kept one version of a leaf edited on two machines,
+        # before the other version was saved as a memory: save it now.
+        self._settle_leaf_merges()
+
+    def _index_holds(self, commit: str) -> bool:
+        """Whether the index is exactly the tree of ``commit``."""
+        git = self.git
+        tree = git.run("write-tree", check=False)
+        return bool(commit) and tree.returncode == 0 and tree.stdout.strip() == git.rev_tree(commit)
 
     def _catch_up(self) -> PulledChanges:
         """Refresh the derived state from the commit it was last refreshed to up to HEAD
@@ -763,10 +838,14 @@ class Sync:
 
     # step 3a
     def _commit_into(self, info: _Commit) -> None:
-        """Commit what changed in the replicated paths; fill ``info``. Under the lock."""
+        """Commit what changed in the replicated paths; fill ``info``. Under the lock.
+
+        One ``git status`` finds what changed (with no pathspec, git's untracked cache
+        answers for every folder whose listing did not change: only the files git tracks
+        are stat'ed), and only the paths it names are staged."""
         git = self.git
-        staged = git.paths("diff", "--cached", "--name-only", "-z", "--no-renames")
-        foreign = [p for p in staged if not _tracked(p)]
+        changes = self._worktree_changes()
+        foreign = [path for x, _y, path in changes if x not in " ?" and not _tracked(path)]
         if foreign:
             raise SyncError(
                 "dirty_index",
@@ -775,10 +854,20 @@ class Sync:
                 f"(git -C {self.folder} restore --staged PATH) and run 'ihmt sync' again",
                 foreign,
             )
-        present = self._tracked_present()
-        if present:
-            git.run("add", "--all", "--", *present)
-        self._keep_unforgotten_leaves()
+        ours = [(x, y, path) for x, y, path in changes if _tracked(path)]
+        if not ours:
+            return
+        lost = self._keep_unforgotten_leaves(ours)
+        stage = [path for x, y, path in ours if path not in lost and (y != " " or x == "?")]
+        if stage:
+            git.run(
+                "add",
+                "--all",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                input_text="\0".join(stage) + "\0",
+                extra_env={"GIT_LITERAL_PATHSPECS": "1"},
+            )
         status = git.run("diff", "--cached", "--name-status", "--no-renames", "-z").stdout
         parts = [p for p in status.split("\0") if p]
         pairs = list(zip(parts[0::2], parts[1::2], strict=False))
@@ -801,15 +890,13 @@ class Sync:
         if refreshed is None or (parent and refreshed == parent):
             self._save_state(refreshed=sha)
 
-    def _tracked_present(self) -> list[str]:
-        """The tracked paths git can be given (a pathspec that matches nothing fails)."""
-        wanted = (*Store.REPLICATED, *SETUP_FILES)
-        present = [p for p in wanted if (self.folder / p).exists()]
-        missing = [p for p in wanted if p not in present]
-        if missing:  # deleted from disk, still in the last commit: the deletion is a change
-            tracked = self.git.paths("ls-files", "-z", "--", *missing)
-            present += [p for p in missing if any(t == p or t.startswith(p + "/") for t in tracked)]
-        return present
+    def _worktree_changes(self) -> list[tuple[str, str, str]]:
+        """``(X, Y, path)`` of every path ``git status`` reports (staged X, unstaged Y,
+        ``??`` untracked; a folder nothing in which is tracked is one entry, ``notes/x/``)."""
+        done = self.git.run(
+            "status", "--porcelain=v1", "-z", "--no-renames", "--ignore-submodules=all"
+        )
+        return [(e[0], e[1], e[3:]) for e in done.stdout.split("\0") if len(e) > 3]
 
     def _untrack_derived(self) -> None:
         """A store put under git by hand may track derived files: they stay on disk and
@@ -827,23 +914,29 @@ class Sync:
                 f"ihmt sync on {self.host}: stop tracking derived files",
             )
 
-    def _keep_unforgotten_leaves(self) -> None:
+    def _keep_unforgotten_leaves(self, changes: Sequence[tuple[str, str, str]]) -> set[str]:
         """A leaf file deleted without a tombstone was deleted by hand, not forgotten:
-        its deletion is never replicated. The file comes back from the last commit."""
-        git = self.git
-        deleted = git.paths(
-            "diff", "--cached", "--name-only", "--diff-filter=D", "-z", "--", "layer0"
-        )
-        lost = [p for p in deleted if not (self.folder / _tombstone_of(p)).exists()]
+        its deletion is never replicated. The file comes back from the last commit; the
+        paths put back."""
+        lost = {
+            path
+            for x, y, path in changes
+            if "D" in (x, y)
+            and x != "A"
+            and path.startswith("layer0/")
+            and not (self.folder / _tombstone_of(path)).exists()
+        }
         if not lost:
-            return
-        git.run("reset", "--quiet", "HEAD", "--", *lost)
-        git.run("checkout", "HEAD", "--", *lost)
+            return lost
+        git = self.git
+        git.run("reset", "--quiet", "HEAD", "--", *sorted(lost))
+        git.run("checkout", "HEAD", "--", *sorted(lost))
         logger.warning(
             "%d memory file(s) were deleted by hand (not forgotten); they were put back: use "
             "'ihmt forget ID' to delete a memory everywhere",
             len(lost),
         )
+        return lost
 
     def _count(self, pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -864,7 +957,7 @@ class Sync:
                 bump("forgotten")
             elif path == "ihmt.config.json":
                 bump("settings")
-            elif status == "A" and path in (".gitignore", ".gitattributes"):
+            elif status in ("A", "M") and path in (".gitignore", ".gitattributes"):
                 bump("setup")
         return counts
 
@@ -881,13 +974,16 @@ class Sync:
         None when there was nothing to merge. The refresh is :meth:`_apply_since`'s."""
         git = self.git
         upstream = f"refs/remotes/{REMOTE}/{branch}"
-        if not git.rev(upstream):
+        target = git.rev(upstream)
+        if not target:
             return None
         before = git.rev("HEAD")
-        if git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
+        if git.ok("merge-base", "--is-ancestor", target, "HEAD"):
             return None
         if self._state().get("refreshed") is None:
             self._save_state(refreshed=before)
+        if before and self._fast_forward(before, target):
+            return before, target
         # No rename detection, of files or folders: it pairs unrelated note files, it
         # "moves" a leaf saved here into another domain's folder when the other machine
         # emptied this leaf's folder, and it pairs a leaf forgotten there with another
@@ -921,13 +1017,34 @@ class Sync:
             # config), the memory already on the remote wins.
             args += ["--allow-unrelated-histories", "-X", "theirs"]
         self._identity()
-        self._save_state(merging={"before": before, "upstream": git.rev(upstream)})
+        self._save_state(merging={"before": before, "upstream": target})
         done = git.run(*args, "-m", f"ihmt sync on {self.host}: merge", upstream, check=False)
         if done.returncode != 0 and not self._settle_conflicts():
             self._save_state(merging=None)
             self._abort_merge(done)
         self._save_state(merging=None)
         return before, git.rev("HEAD")
+
+    def _fast_forward(self, before: str, target: str) -> bool:
+        """Move HEAD, the index and the files to ``target`` when it descends from
+        ``before`` (this machine wrote nothing since); False when it does not, or when a
+        file in the way stops it (the merge then says why).
+
+        ``git read-tree -m -u`` checks and rewrites only the files that differ between
+        the two commits, where ``git merge`` first stats every file of the store. Killed
+        between the two steps, the index already holds ``target``: the recovery sees it
+        and moves HEAD (:meth:`_recover`)."""
+        git = self.git
+        if not git.ok("merge-base", "--is-ancestor", before, target):
+            return False
+        self._save_state(merging={"before": before, "upstream": target, "fast_forward": True})
+        if not git.ok("read-tree", "-m", "-u", before, target):
+            self._save_state(merging=None)
+            return False
+        message = f"ihmt sync on {self.host}: fast-forward"
+        git.run("update-ref", "-m", message, "HEAD", target, before)
+        self._save_state(merging=None)
+        return True
 
     def _settle_conflicts(self) -> bool:
         """Settle the conflicts the format decides without a person, and commit the merge;
@@ -980,11 +1097,69 @@ class Sync:
         logger.info("settled %d conflict(s) the format decides", len(keep) + len(drop))
         return True
 
+    def _settle_leaf_merges(self) -> list[str]:
+        """Save as memories the versions of leaves the merge driver did not keep (it
+        stashed them under ``.git/``, never opening the store), each flagged OUTDATED by
+        the leaf that kept the other version; the ids saved. Under the lock.
+
+        A stash of a merge that did not complete (HEAD still where the driver saw it:
+        the merge was undone, or killed and is redone) is discarded: the other version
+        is still on the other side and comes back with the merge."""
+        folder = self.folder / ".git" / LEAF_MERGES
+        if not folder.is_dir():
+            return []
+        head = self.git.rev("HEAD")
+        saved: list[str] = []
+        for stash in sorted(folder.glob("*.json")):
+            try:
+                record = json.loads(stash.read_text(encoding="utf-8"))
+                other = base64.b64decode(record["other"], validate=True)
+                leaf_id, merged_on = str(record["leaf"]), str(record["head"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                logger.warning("%s cannot be read (%s); left for a person", stash, exc)
+                continue
+            if merged_on != head:
+                new_id = self._keep_other_version(leaf_id, other)
+                if new_id:
+                    saved.append(new_id)
+            stash.unlink(missing_ok=True)
+        return saved
+
+    def _keep_other_version(self, leaf_id: str, data: bytes) -> str:
+        """Save ``data`` (a leaf file the merge replaced) as a memory of its own, OUTDATED
+        by ``leaf_id``; its id ('' when there is nothing to save)."""
+        store = self.store
+        if (self.folder / _tombstone_of(f"{leaf_id}.txt")).exists():
+            return ""  # forgotten on some machine: a tombstone wins, as everywhere
+        other = _other_version(leaf_id, data, store.entry(leaf_id))
+        if other is None:
+            logger.warning("the other version of %s is not a leaf; left in git history", leaf_id)
+            return ""
+        present = store.entry(other.leaf_id)
+        if present is None:
+            self.memory._store_group([other], consolidate=True)
+        elif present.outdated_by == leaf_id:
+            return other.leaf_id  # saved by an earlier run (killed before its stash went)
+        if store.entry(leaf_id) is not None:
+            try:
+                self.memory.mark_outdated(
+                    other.leaf_id,
+                    leaf_id,
+                    reason="edited by hand on two machines: the later edit is current",
+                )
+            except ValueError as exc:  # a correction cycle: both stay, neither flagged
+                logger.warning("%s and %s: %s", other.leaf_id, leaf_id, exc)
+        logger.info(
+            "kept the other version of %s, edited on two machines, as %s", leaf_id, other.leaf_id
+        )
+        return other.leaf_id
+
     def _abort_merge(self, done: subprocess.CompletedProcess[str]) -> None:
         git = self.git
         conflicted = git.paths("diff", "--name-only", "--diff-filter=U", "-z")
         if (self.folder / ".git" / "MERGE_HEAD").exists():
             git.run("merge", "--abort", check=False)
+        self._settle_leaf_merges()  # what the undone merge stashed is discarded
         text = done.stderr + done.stdout
         if conflicted:
             raise SyncError(
@@ -1010,9 +1185,14 @@ class Sync:
         if not head or before == head:
             self._save_state(refreshed=head, merging=None)
             return PulledChanges()
-        if before and git.ok("cat-file", "-e", f"{before}^{{commit}}"):
-            paths = git.paths("diff", "--name-only", "--no-renames", "-z", before, head)
-        else:
+        diff = (
+            git.run("diff", "--name-only", "--no-renames", "-z", before, head, check=False)
+            if before
+            else None
+        )
+        if diff is not None and diff.returncode == 0:
+            paths = [p for p in diff.stdout.split("\0") if p]
+        else:  # no refresh recorded, or its commit is gone (a purge rewrote it): all
             paths = git.paths("ls-tree", "-r", "--name-only", "-z", head)
         changed = [p for p in paths if _replicated(p)]
         pulled = PulledChanges()
@@ -1114,8 +1294,7 @@ class Sync:
                         "away and run 'ihmt sync --init' again",
                     )
             self._write_ignore_files()
-            git.run("config", "core.autocrlf", "false")
-            git.run("config", "core.untrackedCache", "true")
+            self._configure()
             if self._remote_url():
                 git.run("remote", "set-url", REMOTE, remote)
             else:
@@ -1154,7 +1333,8 @@ class Sync:
                 self._commit_into(_Commit())
                 self._untrack_derived()
                 if remote_has:
-                    self._merge(branch)
+                    if self._merge(branch) is not None and self._settle_leaf_merges():
+                        self._commit_into(_Commit())
                 elif self._state().get("refreshed") is None:
                     self._save_state(refreshed=git.rev("HEAD"))
             pulled = self._catch_up()
@@ -1194,9 +1374,6 @@ class Sync:
             head = [] if present else ["# Written by 'ihmt sync': what each machine derives."]
             lines = [*present, *head, *missing]
             ignore.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        attributes = self.folder / ".gitattributes"
-        if not attributes.exists():
-            attributes.write_text(GITATTRIBUTES, encoding="utf-8")
 
     def _remote_branch(self) -> str:
         """The remote's default branch ('' when the remote has none)."""
@@ -1344,8 +1521,6 @@ class Sync:
         """Rewrite this clone's history for the ids another machine purged. Under the lock."""
         git = self.git
         upstream = f"refs/remotes/{REMOTE}/{branch}"
-        if not git.rev(upstream):
-            return []
         listed = git.run("show", f"{upstream}:{PURGED_FILE}", check=False)
         if listed.returncode != 0:
             return []
@@ -1493,6 +1668,33 @@ def _leaf_text(data: bytes) -> bytes:
     """A leaf file's text, without its header (the whole file when it has none)."""
     _, found, text = data.partition(LEAF_HEADER_END)
     return text if found else data
+
+
+def _other_version(leaf_id: str, data: bytes, current: Entry | None) -> Leaf | None:
+    """The memory a replaced version of ``leaf_id`` becomes: its own header and text,
+    with the id its text gives at the same place (never the leaf's own id)."""
+    header, found, body = data.partition(LEAF_HEADER_END)
+    try:
+        text = body.decode("utf-8") if found else data.decode("utf-8")
+        head = json.loads(header[len(b"<<<IHMT-META\n") :]) if found else None
+    except ValueError:
+        return None
+    if not isinstance(head, dict):
+        if current is None:
+            return None
+        head = {"leaf_id": leaf_id, "timestamp": current.timestamp, "domain": current.domain}
+    head = {k: v for k, v in head.items() if k not in ("parent_id", "outdated_by")}
+    try:
+        leaf = Leaf.from_header({**head, "leaf_id": leaf_id}, text)
+    except (KeyError, TypeError, ValueError):
+        return None
+    match = re.search(r"-(\d{4,})-[0-9a-f]+$", leaf_id)
+    position = int(match.group(1)) if match else 0
+    new_id = leaf_id
+    while new_id == leaf_id:
+        new_id = leaf_id_for(domain=leaf.domain, source=leaf.source, position=position, text=text)
+        position += 1
+    return leaf.evolve(leaf_id=new_id)
 
 
 def _tombstone_of(leaf_path: str) -> str:
