@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ihmt_store import ItemKind  # a line of the tree; defined once, by the store
+
 __all__ = ["ContentType", "DataType", "ItemKind", "ReplaceStatus", "ScratchKind"]
 
 ContentType = Literal["auto", "generic", "personal", "temporal", "process", "narrative", "code"]
@@ -21,9 +23,6 @@ DataType = Literal["GENERIC", "PERSONAL", "TEMPORAL", "PROCESS", "NARRATIVE", "C
 ReplaceStatus = Literal["replaced", "ambiguous", "not_found", "none"]
 """What ``save(..., replaces=...)`` did: marked one memory, found several, found none, or
 was not asked."""
-
-ItemKind = Literal["leaf", "branch"]
-"""A line of the tree: a memory, or a summary of the layer below."""
 
 ScratchKind = Literal["note", "output"]
 """What a session keeps for ``recall``: a ``note``, or a long output given to ``digest_output``."""

@@ -20,6 +20,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ihmt_store._text import STOP_WORDS, estimate_tokens, fold, one_line, terms
+from ihmt_store._types import CodeChunkMode, ItemKind, Status, SummarizerBackend
 from ihmt_store.errors import (
     BranchNotFoundError,
     ConfigError,
@@ -126,6 +127,11 @@ __all__ = [
     "normalize_timestamp",
     "now_timestamp",
     "safe_domain",
+    # closed sets in the records and in Store's signatures
+    "ItemKind",
+    "Status",
+    "SummarizerBackend",
+    "CodeChunkMode",
     # replication (git, driven by ihmt-mcp): Store.apply_changes answers this
     "AppliedChanges",
     # derived data of sibling packages (vectors)
