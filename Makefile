@@ -39,9 +39,10 @@ test-unit: sync
 	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench tools/dist_test.py
 
 # Each package's tests in a venv holding only that package's wheel and its declared
-# dependencies: the proof that the split between packages is real.
+# dependencies: the proof that the split between packages is real. The venvs are made
+# while the tests run; each package's tests run on $(JOBS) workers, as above.
 test-isolated: sync
-	$(RUN) python tools/isolated_tests.py
+	$(RUN) python tools/isolated_tests.py --jobs $(JOBS)
 
 test: lint test-unit test-isolated
 

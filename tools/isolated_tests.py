@@ -2,24 +2,32 @@
 
 For every ``packages/<name>`` with a ``tests/`` folder: build all wheels once, create a
 fresh venv, install the package's wheel (and the wheels of the IHMT packages it
-depends on) plus pytest and hypothesis (and the package's ``test`` dependency group,
-if it has one), then run its tests from outside the source tree. A test that only
-passes because a sibling happens to be installed in the workspace fails here.
+depends on) plus pytest, pytest-xdist and hypothesis (and the package's ``test``
+dependency group, if it has one), then run its tests from outside the source tree. A
+test that only passes because a sibling happens to be installed in the workspace fails
+here.
+
+The venvs are made in the background while the first package's tests run (``uv`` links
+from its cache), and each package's tests run on ``--jobs`` pytest-xdist workers, as
+in ``make test-unit``. ``--jobs 0`` runs them in one process.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE_TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
+BASE_TEST_DEPS = ["pytest>=8", "pytest-xdist>=3.6", "hypothesis>=6.100"]
 
 
 def _uv_command() -> list[str]:
@@ -59,8 +67,45 @@ def _local_deps(name: str, metas: dict[str, dict[str, object]]) -> list[str]:
     return seen
 
 
+def _make_venv(
+    name: str, tmp: Path, dist: Path, metas: dict[str, dict[str, object]]
+) -> tuple[Path, float]:
+    """A fresh venv holding ``name``'s wheel, its IHMT dependencies and the test tools."""
+    started = time.monotonic()
+    venv = tmp / f"venv-{name}"
+    _uv(
+        "venv",
+        "--quiet",
+        "--python",
+        f"{sys.version_info.major}.{sys.version_info.minor}",
+        str(venv),
+    )
+    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    wheels = []
+    for dep in _local_deps(name, metas):
+        normalized = dep.replace("-", "_")
+        found = sorted(dist.glob(f"{normalized}-*.whl"))
+        if not found:
+            raise SystemExit(f"no wheel built for {dep}")
+        wheels.append(str(found[-1]))
+    groups = metas[name].get("dependency-groups", {})
+    extra = list(groups.get("test", [])) if isinstance(groups, dict) else []
+    _uv("pip", "install", "--quiet", "--python", str(python), *wheels, *BASE_TEST_DEPS, *extra)
+    return python, time.monotonic() - started
+
+
 def main(argv: list[str]) -> int:
-    only = set(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("packages", nargs="*", help="only these (default: every package)")
+    parser.add_argument(
+        "--jobs",
+        "-n",
+        type=int,
+        default=int(os.environ.get("JOBS", "2")),
+        help="pytest-xdist workers per package (0: one process; default $JOBS or 2)",
+    )
+    args = parser.parse_args(argv[1:])
+    only = set(args.packages)
     package_dirs = sorted(
         p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()
     )
@@ -72,67 +117,54 @@ def main(argv: list[str]) -> int:
         assert isinstance(project, dict)
         metas[str(project["name"])] = meta
         dirs[str(project["name"])] = folder
+    unknown = only - set(metas)
+    if unknown:
+        parser.error(f"no such package: {', '.join(sorted(unknown))}")
+    tested = [
+        name
+        for name, folder in dirs.items()
+        if (folder / "tests").is_dir() and (not only or name in only)
+    ]
     failures: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp:
-        dist = Path(tmp) / "dist"
-        for name in metas:
-            if (
-                only
-                and name not in only
-                and name not in {d for o in only if o in metas for d in _local_deps(o, metas)}
-            ):
-                continue
-            _uv("build", "--quiet", "--wheel", "--package", name, "--out-dir", str(dist))
-        for name, folder in dirs.items():
-            if not (folder / "tests").is_dir() or (only and name not in only):
-                continue
-            venv = Path(tmp) / f"venv-{name}"
-            _uv(
-                "venv",
-                "--quiet",
-                "--python",
-                f"{sys.version_info.major}.{sys.version_info.minor}",
-                str(venv),
-            )
-            python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-            wheels = []
-            for dep in _local_deps(name, metas):
-                normalized = dep.replace("-", "_")
-                found = sorted(dist.glob(f"{normalized}-*.whl"))
-                if not found:
-                    raise SystemExit(f"no wheel built for {dep}")
-                wheels.append(str(found[-1]))
-            groups = metas[name].get("dependency-groups", {})
-            extra = list(groups.get("test", [])) if isinstance(groups, dict) else []
-            _uv(
-                "pip",
-                "install",
-                "--quiet",
-                "--python",
-                str(python),
-                *wheels,
-                *BASE_TEST_DEPS,
-                *extra,
-            )
-            print(f"== {name}: tests against its wheel alone", flush=True)
-            result = subprocess.run(
-                [
-                    str(python),
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "--rootdir",
-                    str(ROOT),
-                    "-c",
-                    str(ROOT / "pyproject.toml"),
-                    str(folder / "tests"),
-                ],
-                cwd=tmp,
-            )
-            if result.returncode != 0:
-                failures.append(name)
+    with tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp_name:
+        tmp = Path(tmp_name)
+        dist = tmp / "dist"
+        started = time.monotonic()
+        if only:
+            needed = {dep for name in tested for dep in _local_deps(name, metas)}
+            for name in sorted(needed):
+                _uv("build", "--quiet", "--wheel", "--package", name, "--out-dir", str(dist))
+        else:
+            _uv("build", "--quiet", "--wheel", "--all-packages", "--out-dir", str(dist))
+        print(f"== wheels built in {time.monotonic() - started:.1f}s", flush=True)
+        # Every venv is made in the background; the tests of each start once its venv is.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            venvs: dict[str, Future[tuple[Path, float]]] = {
+                name: pool.submit(_make_venv, name, tmp, dist, metas) for name in tested
+            }
+            for name in tested:
+                python, took = venvs[name].result()
+                print(f"== {name}: tests against its wheel alone (venv in {took:.1f}s)", flush=True)
+                workers = ["-n", str(args.jobs)] if args.jobs > 0 else []
+                result = subprocess.run(
+                    [
+                        str(python),
+                        "-m",
+                        "pytest",
+                        "-q",
+                        *workers,
+                        "-p",
+                        "no:cacheprovider",
+                        "--rootdir",
+                        str(ROOT),
+                        "-c",
+                        str(ROOT / "pyproject.toml"),
+                        str(dirs[name] / "tests"),
+                    ],
+                    cwd=tmp,
+                )
+                if result.returncode != 0:
+                    failures.append(name)
     if failures:
         print(f"isolated tests failed for: {', '.join(failures)}")
         return 1
