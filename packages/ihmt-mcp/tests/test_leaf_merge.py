@@ -94,6 +94,16 @@ def no_markers(memory: Memory) -> bool:
     return not any(b"<<<<<<<" in p.read_bytes() or b">>>>>>>" in p.read_bytes() for p in files)
 
 
+def settle(*memories: Memory) -> None:
+    """Sync every machine in turn until a whole round sends and receives nothing (a
+    pulled memory can make the facts of another machine write a note of their own)."""
+    for _ in range(6):
+        reports = [Sync(m).sync() for m in memories]
+        if not any(r.commit or r.pulled for r in reports):
+            return
+    raise AssertionError("the machines did not settle in six rounds")
+
+
 def two_machines_edit(
     machine: Callable[[str], Memory], remote: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Memory, Memory, str]:
@@ -146,7 +156,7 @@ def test_two_hand_edits_keep_both_texts_and_the_later_is_current(
         sync_at(memory, when["a" if memory is a else "b"], monkeypatch)
     c = machine("c")
     Sync(c).init(str(remote))
-    Sync(order[0]).sync()
+    settle(a, b, c)
     for memory in (a, b, c):
         texts = leaf_texts(memory)
         assert texts[leaf_id] == EDIT_B
@@ -162,6 +172,36 @@ def test_two_hand_edits_keep_both_texts_and_the_later_is_current(
     assert (other, leaf_id) in answers[0]
     heads = {git(m.store.path, "rev-parse", "HEAD") for m in (a, b, c)}
     assert heads == {git(remote, "rev-parse", "main")}
+
+
+def test_three_machines_editing_one_leaf_keep_every_text_and_agree(
+    machine: Callable[[str], Memory], remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, leaf_id = two_machines_edit(machine, remote, monkeypatch)
+    c = machine("c")
+    Sync(c).init(str(remote))
+    edit_c = "The staging database moved to its own host, staging-db-2, port 5432."
+    edit_by_hand(c, leaf_id, edit_c)
+    sync_at(c, "2026-06-01T15:00:00Z", monkeypatch)  # the latest edit, pushed first
+    sync_at(a, "2026-06-01T10:00:00Z", monkeypatch)
+    sync_at(b, "2026-06-01T12:00:00Z", monkeypatch)
+    settle(c, a, b)
+    views = [leaf_texts(m) for m in (a, b, c)]
+    assert views[0] == views[1] == views[2]
+    assert views[0][leaf_id] == edit_c
+    assert {EDIT_A, EDIT_B} <= set(views[0].values())
+    flags = [marks(m) for m in (a, b, c)]
+    assert flags[0] == flags[1] == flags[2]
+    assert flags[0][leaf_id] is None
+    # Each earlier edit is OUTDATED (by the leaf, or by the other edit when the facts of
+    # a machine saw the two disagree: a chain that ends at the leaf).
+    for text in (EDIT_A, EDIT_B):
+        (other,) = [i for i, t in views[0].items() if t == text]
+        assert flags[0][other] is not None
+    answers = [answer(m, "staging database host port") for m in (a, b, c)]
+    assert answers[0] == answers[1] == answers[2] and answers[0][0] == (leaf_id, None)
+    assert all(no_markers(m) for m in (a, b, c))
+    assert all(git(m.store.path, "status", "--porcelain") == "" for m in (a, b, c))
 
 
 def test_a_merge_killed_before_the_other_version_was_saved_saves_it_next_time(
@@ -187,8 +227,7 @@ def test_a_merge_killed_before_the_other_version_was_saved_saves_it_next_time(
     assert list((b.store.path / ".git" / "ihmt" / "leaf-merges").glob("*.json"))
     assert leaf_texts(b)[leaf_id] == EDIT_A  # a's edit is the later one
     assert EDIT_B not in leaf_texts(b).values()  # only in the stash and in git so far
-    Sync(b).sync()
-    Sync(a).sync()
+    settle(b, a)
     for memory in (a, b):
         texts = leaf_texts(memory)
         (other,) = [i for i, t in texts.items() if t == EDIT_B]

@@ -19,9 +19,10 @@ Which version stays (the same choice whichever machine merges, from what both ho
 - the same text with two headers (one memory saved on two machines, or a header change):
   the file whose git blob id sorts first, nothing stashed;
 - one side changed the text and the other only the header: the changed text;
-- two different texts: the later edit, as far as git knows it, the commit time of the
-  commit that brought each version (the sync that committed the edit, not the keystroke);
-  equal times fall back to the blob ids. The other version is stashed.
+- two different texts: the later edit, as far as git knows it: the commit time of the
+  commit that brought each text (the sync that committed the edit, not the keystroke; a
+  header rewritten since does not count); equal times fall back to the blob ids. The
+  other version is stashed.
 
 Exit status 0 is a clean merge; anything unexpected exits 1 with ``%A`` untouched, which
 git reports as a conflict and the sync aborts with one line (never a marker in a leaf).
@@ -56,23 +57,54 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def _committed_at(rev: str, path: str) -> int:
-    """When the last commit of ``rev`` that changed ``path`` was made (0: unknown)."""
+def _git(*args: str, input_data: bytes | None = None) -> bytes:
+    done = subprocess.run(
+        ["git", *args],
+        input=input_data,
+        stdin=None if input_data is not None else subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout if done.returncode == 0 else b""
+
+
+def _blobs(names: list[str]) -> list[bytes | None]:
+    """The content of each ``<commit>:<path>`` (None where there is none)."""
+    out = _git("cat-file", "--batch", input_data="".join(f"{n}\n" for n in names).encode())
+    found: list[bytes | None] = []
+    at = 0
+    for _ in names:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        head = out[at:end].split()
+        if len(head) == 3 and head[1] == b"blob":
+            size = int(head[2])
+            found.append(out[end + 1 : end + 1 + size])
+            at = end + 1 + size + 1
+        else:
+            found.append(None)
+            at = end + 1
+    return found + [None] * (len(names) - len(found))
+
+
+def _text_committed_at(rev: str, path: str, text: bytes) -> int:
+    """When ``text`` first came to ``path`` in ``rev``'s history: the commit time of the
+    oldest of the latest commits holding that text (a header rewritten since, e.g. the
+    checksum of a hand edit adopted, does not make the text newer); 0 when unknown."""
     if not rev:
         return 0
-    try:
-        done = subprocess.run(
-            ["git", "log", "-1", "--format=%ct", rev, "--", path],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    value = done.stdout.strip()
-    return int(value) if done.returncode == 0 and value.isdigit() else 0
+    listed = _git("log", "-n", "100", "--format=%H %ct", rev, "--", path).decode()
+    entries = [line.split() for line in listed.splitlines() if len(line.split()) == 2]
+    when = 0
+    for (_commit, committed), data in zip(
+        entries, _blobs([f"{c}:{path}" for c, _ in entries]), strict=True
+    ):
+        if data is None or _text(data) != text:
+            break
+        when = int(committed)
+    return when
 
 
 def _merged_commit() -> str:
@@ -136,15 +168,10 @@ def stash(git_dir: Path, path: str, kept: bytes, other: bytes, head: str) -> Pat
 
 
 def _git_dir() -> Path:
-    done = subprocess.run(
-        ["git", "rev-parse", "--absolute-git-dir"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
-    return Path(done.stdout.strip())
+    found = _git("rev-parse", "--absolute-git-dir").decode().strip()
+    if not found:
+        raise OSError("not in a git repository")
+    return Path(found)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,21 +185,14 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(base_file).read_bytes()
         ours = Path(ours_file).read_bytes()
         theirs = Path(theirs_file).read_bytes()
-        head = subprocess.run(
-            ["git", "rev-parse", "-q", "--verify", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        ).stdout.strip()
+        head = _git("rev-parse", "-q", "--verify", "HEAD").decode().strip()
         kept, other = merge_leaf(
             base,
             ours,
             theirs,
             path,
-            ours_at=_committed_at(head, path),
-            theirs_at=_committed_at(_merged_commit(), path),
+            ours_at=_text_committed_at(head, path, _text(ours)),
+            theirs_at=_text_committed_at(_merged_commit(), path, _text(theirs)),
         )
         if other is not None:
             stash(_git_dir(), path, kept, other, head)

@@ -978,11 +978,13 @@ class Sync:
         if not target:
             return None
         before = git.rev("HEAD")
-        if git.ok("merge-base", "--is-ancestor", target, "HEAD"):
-            return None
+        found = git.run("merge-base", before, target, check=False) if before else None
+        base = found.stdout.strip() if found is not None and found.returncode == 0 else ""
+        if base == target:
+            return None  # nothing the remote has that this branch has not
         if self._state().get("refreshed") is None:
             self._save_state(refreshed=before)
-        if before and self._fast_forward(before, target):
+        if before and base == before and self._fast_forward(before, target):
             return before, target
         # No rename detection, of files or folders: it pairs unrelated note files, it
         # "moves" a leaf saved here into another domain's folder when the other machine
@@ -1005,7 +1007,7 @@ class Sync:
             "-X",
             "no-renames",
         ]
-        if not git.ok("merge-base", "HEAD", upstream):
+        if not base:
             if not git.ok("cat-file", "-e", f"{upstream}:ihmt.config.json"):
                 raise SyncError(
                     "unrelated",
@@ -1026,17 +1028,15 @@ class Sync:
         return before, git.rev("HEAD")
 
     def _fast_forward(self, before: str, target: str) -> bool:
-        """Move HEAD, the index and the files to ``target`` when it descends from
-        ``before`` (this machine wrote nothing since); False when it does not, or when a
-        file in the way stops it (the merge then says why).
+        """Move HEAD, the index and the files to ``target``, which descends from
+        ``before`` (this machine wrote nothing since); False when a file in the way stops
+        it (the merge then says why).
 
         ``git read-tree -m -u`` checks and rewrites only the files that differ between
         the two commits, where ``git merge`` first stats every file of the store. Killed
         between the two steps, the index already holds ``target``: the recovery sees it
         and moves HEAD (:meth:`_recover`)."""
         git = self.git
-        if not git.ok("merge-base", "--is-ancestor", before, target):
-            return False
         self._save_state(merging={"before": before, "upstream": target, "fast_forward": True})
         if not git.ok("read-tree", "-m", "-u", before, target):
             self._save_state(merging=None)
