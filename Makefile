@@ -34,9 +34,11 @@ format: sync
 	$(RUN) ruff format .
 	$(RUN) ruff check --fix .
 
+# The integration tests first: their long ones (kill loops, three-machine syncs) then start
+# early instead of ending the run on one worker; an idle worker steals queued tests.
 test-unit: sync
 	bash tools/agents/install.sh
-	$(RUN) pytest -n $(JOBS) -q packages tests-integration tools/bench tools/dist_test.py
+	$(RUN) pytest -n $(JOBS) --dist worksteal -q tests-integration packages tools/bench tools/dist_test.py
 
 # Each package's tests in a venv holding only that package's wheel and its declared
 # dependencies: the proof that the split between packages is real. The venvs are made

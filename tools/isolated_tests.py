@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
             for name in tested:
                 python, took = venvs[name].result()
                 print(f"== {name}: tests against its wheel alone (venv in {took:.1f}s)", flush=True)
-                workers = ["-n", str(args.jobs)] if args.jobs > 0 else []
+                workers = ["-n", str(args.jobs), "--dist", "worksteal"] if args.jobs > 0 else []
                 result = subprocess.run(
                     [
                         str(python),
