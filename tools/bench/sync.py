@@ -13,9 +13,11 @@ For each size N, machine A saves N new memories and syncs (pushes); then machine
 syncs, which pulls them: that sync is timed, in process, and split into
 
 - fetch: ``git fetch`` from the remote;
-- commit: ``git add --all`` of the memory's paths and the commit (B wrote nothing: git
-  still compares every file of the working tree with its index);
-- merge: ``git merge`` of the fetched branch (a fast-forward when B wrote nothing);
+- commit: one ``git status`` (B wrote nothing: git still stats every file it tracks;
+  its untracked cache spares re-reading the folders) and, when it names any, the
+  staging of those paths and the commit;
+- merge: the merge of the fetched branch (B wrote nothing: a fast-forward, ``git
+  read-tree -m -u`` of the two commits and ``git update-ref``);
 - apply: ``Memory.apply_pulled``, the refresh of the derived state (catalog, full-text
   index, facts, the consolidation of the domains touched);
 - push: nothing to push when B wrote nothing (two ``rev-parse``);
