@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,3 +160,88 @@ def test_forget_then_purge_rewrites_the_history(ihmt: Ihmt, tmp_path: Path, remo
         check=True,
     )
     assert history.stdout == ""
+
+
+FREEZE_HOOK = """#!/bin/sh
+# Freeze the git command named in IHMT_TEST_FREEZE ("update-ref:prepared") once, when
+# its ref transaction reaches that state (test_sync_cli.py).
+cat >/dev/null
+[ -n "$IHMT_TEST_FREEZE" ] || exit 0
+[ -e "$IHMT_TEST_FREEZE_MARK" ] && exit 0
+[ "$1" = "${IHMT_TEST_FREEZE#*:}" ] || exit 0
+parent=$(tr '\\0' ' ' < /proc/$PPID/cmdline)
+case " $parent " in *" ${IHMT_TEST_FREEZE%%:*} "*) ;; *) exit 0 ;; esac
+touch "$IHMT_TEST_FREEZE_MARK"
+sleep 30
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the hook reads /proc")
+def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
+    tmp_path: Path, remote: Path
+) -> None:
+    """A machine that wrote nothing pulls by a fast-forward: the files and the index move
+    first, then HEAD. SIGKILLed in between, the next sync finishes it: HEAD on the
+    remote's commit, nothing of the other machine's sent back as this one's own."""
+    ihmt = str(Path(sys.executable).parent / "ihmt")
+
+    def run(home: Path, *args: str, **extra: str) -> dict[str, object]:
+        env = {**os.environ, "IHMT_HOME": str(home), "IHMT_PROJECT": "", **extra}
+        env["IHMT_SEMANTIC"] = "off"
+        done = subprocess.run(
+            [ihmt, "--json", *args], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, object] = json.loads(done.stdout)
+        return answer
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    run(a, "init")
+    run(a, "save", "The office printer is on the second floor.")
+    run(a, "sync", "--init", str(remote))
+    run(b, "sync", "--init", str(remote))
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "reference-transaction").write_text(FREEZE_HOOK)
+    (hooks / "reference-transaction").chmod(0o755)
+    store_b = b / "ihmt_memory"
+    subprocess.run(["git", "-C", str(store_b), "config", "core.hooksPath", str(hooks)], check=True)
+    (new_id,) = run(a, "save", "The printer toner is ordered on Fridays.")["ids"]  # type: ignore[misc]
+    run(a, "sync")
+    mark = tmp_path / "frozen"
+    env = {**os.environ, "IHMT_HOME": str(b), "IHMT_PROJECT": "", "IHMT_SEMANTIC": "off"}
+    env.update({"IHMT_TEST_FREEZE": "update-ref:prepared", "IHMT_TEST_FREEZE_MARK": str(mark)})
+    proc = subprocess.Popen(
+        [ihmt, "--json", "sync"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mark.exists(), proc.communicate(timeout=60)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    head = subprocess.run(
+        ["git", "-C", str(store_b), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    upstream = subprocess.run(
+        ["git", "-C", str(remote), "rev-parse", "main"], capture_output=True, text=True
+    ).stdout
+    assert head != upstream  # killed with the files moved and HEAD not yet
+
+    again = run(b, "sync")
+    assert again["commit"] == "" and again["pushed"]
+    head = subprocess.run(
+        ["git", "-C", str(store_b), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    assert head == upstream
+    found = run(b, "search", "when is the printer toner ordered")
+    assert new_id in json.dumps(found)
+    status = subprocess.run(
+        ["git", "-C", str(store_b), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert status.stdout == ""
