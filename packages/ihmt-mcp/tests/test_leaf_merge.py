@@ -17,7 +17,7 @@ import pytest
 
 from ihmt_mcp import Memory
 from ihmt_mcp._leaf_merge import blob_id, merge_leaf
-from ihmt_mcp._sync import LEAF_MERGE_ATTRIBUTE, Sync
+from ihmt_mcp._sync import LEAF_MERGE_ATTRIBUTE, Sync, SyncError
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -268,3 +268,22 @@ def test_a_clone_set_up_before_the_driver_gets_it_on_its_next_sync(
     assert "-m ihmt_mcp._leaf_merge %O %A %B %P" in driver
     assert git(a.store.path, "status", "--porcelain") == ""
     assert LEAF_MERGE_ATTRIBUTE in git(remote, "show", "main:.gitattributes")
+
+
+def test_a_driver_that_cannot_run_stops_the_merge_in_one_line_and_the_next_sync_merges(
+    machine: Callable[[str], Memory], remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, leaf_id = two_machines_edit(machine, remote, monkeypatch)
+    sync_at(a, "2026-06-01T10:00:00Z", monkeypatch)
+    with monkeypatch.context() as patched:
+        patched.setattr("sys.executable", str(b.store.path / "no-such-python"))
+        with pytest.raises(SyncError) as caught:
+            Sync(b).sync()
+    assert caught.value.reason == "conflict" and "\n" not in str(caught.value)
+    assert any(p.endswith(f"{leaf_id}.txt") for p in caught.value.paths)
+    assert leaf_texts(b)[leaf_id] == EDIT_B and no_markers(b)
+    assert not (b.store.path / ".git" / "MERGE_HEAD").exists()
+    sync_at(b, "2026-06-01T12:00:00Z", monkeypatch)  # the driver's Python is back
+    settle(a, b)
+    assert leaf_texts(a) == leaf_texts(b)
+    assert leaf_texts(a)[leaf_id] == EDIT_B and EDIT_A in leaf_texts(a).values()

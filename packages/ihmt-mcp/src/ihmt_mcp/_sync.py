@@ -1165,8 +1165,10 @@ class Sync:
             raise SyncError(
                 "conflict",
                 f"the remote's changes conflict with this machine's in {', '.join(conflicted[:5])}"
-                " (files changed by hand on two machines, or not IHMT's); the merge was undone "
-                "and nothing was lost: keep one version of each file and run 'ihmt sync' again",
+                " (files that are not IHMT's changed on both machines, or a memory the leaf "
+                "merge driver could not merge: is the Python it names still there?); the merge "
+                "was undone and nothing was lost: keep one version of each file and run "
+                "'ihmt sync' again",
                 conflicted,
             )
         overwritten = re.findall(r"^\t(\S.*)$", text, flags=re.MULTILINE)
