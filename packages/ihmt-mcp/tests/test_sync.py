@@ -561,6 +561,18 @@ def test_a_new_notes_folder_and_a_new_domain_are_committed(
     assert ids(b) == {old, new} and outdated(b) == {old}
 
 
+def test_new_memories_are_committed_whatever_the_users_status_settings(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    git(a.store.path, "config", "status.showUntrackedFiles", "no")
+    git(a.store.path, "config", "status.renames", "true")
+    saved = a.save("The test runner shards by file size.", domain="ci").ids
+    assert Sync(a).sync().saved == len(saved) == 1
+    assert saved[0] in git(remote, "ls-tree", "-r", "--name-only", "main")
+
+
 def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
     machine: Callable[[str], Memory], remote: Path
 ) -> None:

@@ -894,7 +894,14 @@ class Sync:
         """``(X, Y, path)`` of every path ``git status`` reports (staged X, unstaged Y,
         ``??`` untracked; a folder nothing in which is tracked is one entry, ``notes/x/``)."""
         done = self.git.run(
-            "status", "--porcelain=v1", "-z", "--no-renames", "--ignore-submodules=all"
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--ignore-submodules=all",
+            # Named, so that a user's status.showUntrackedFiles=no cannot hide new memories
+            # ('normal' is also the mode git's untracked cache serves).
+            "--untracked-files=normal",
         )
         return [(e[0], e[1], e[3:]) for e in done.stdout.split("\0") if len(e) > 3]
 
