@@ -45,7 +45,7 @@ COMMANDS = {
     "ihmt save": ["TEXT", "--domain", "--date", "--replaces", "--project", "--type", "--tag"],
     "ihmt search": ["QUERY", "--top-k", "--full", "--clue", "--as-of", "--project"],
     "ihmt stats": [],
-    "ihmt sync": ["--init", "--status", "--purge"],
+    "ihmt sync": ["--init", "--status", "--purge", "--every"],
     "ihmt tree": ["--depth"],
     "ihmt uninstall": ["AGENT", "--scope", "--dry-run"],
     "ihmt version": [],

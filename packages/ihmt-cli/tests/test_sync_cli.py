@@ -30,6 +30,7 @@ STATUS_KEYS = {
     "uncommitted",
     "last_sync",
     "error",
+    "every",
 }
 
 
@@ -114,6 +115,36 @@ def test_errors_are_one_line_and_lose_nothing(
     assert "Traceback" not in offline.err
     assert leaf_count(a) == 1
     both = ihmt("sync", "--status", "--purge", "L-x", "--path", str(a))
+    assert both.code == 2 and "cannot be combined" in both.err
+
+
+def test_every_turns_background_syncing_on_and_off(
+    ihmt: Ihmt, tmp_path: Path, remote: Path
+) -> None:
+    a = str(tmp_path / "a")
+    ihmt("init", "--path", a)
+    early = ihmt("sync", "--every", "10m", "--path", a)
+    assert early.code == 1 and len(early.err_lines) == 1 and "ihmt sync --init" in early.err
+    assert ihmt("sync", "--init", str(remote), "--path", a).code == 0
+    on = ihmt("sync", "--every", "10m", "--path", a, "--json")
+    assert on.code == 0, on.err
+    assert on.json() == {"every": "10m"}
+    kept = subprocess.run(
+        ["git", "-C", a, "config", "--get", "ihmt.every"], capture_output=True, text=True
+    )
+    assert kept.stdout.strip() == "10m"
+    status = ihmt("sync", "--status", "--path", a, "--json").json()
+    assert status["every"] == "10m"
+    plain = ihmt("sync", "--status", "--path", a)
+    assert "in the background: every 10m" in plain.out
+    bad = ihmt("sync", "--every", "sometimes", "--path", a)
+    assert bad.code == 1 and len(bad.err_lines) == 1 and "10m" in bad.err
+    assert "Traceback" not in bad.err
+    assert ihmt("sync", "--status", "--path", a, "--json").json()["every"] == "10m"
+    off = ihmt("sync", "--every", "off", "--path", a)
+    assert off.code == 0 and "no longer syncs" in off.out
+    assert ihmt("sync", "--status", "--path", a, "--json").json()["every"] == ""
+    both = ihmt("sync", "--every", "1h", "--status", "--path", a)
     assert both.code == 2 and "cannot be combined" in both.err
 
 

@@ -19,6 +19,7 @@ from ihmt_mcp._sync import (
     BackgroundSync,
     Sync,
     SyncError,
+    background_period,
     is_synced,
     parse_period,
 )
@@ -782,16 +783,24 @@ def test_forget_on_a_synced_memory_says_it_lives_in_history(
     assert "git history" in result.render()
 
 
+@pytest.mark.parametrize("asked_by", ["IHMT_SYNC_EVERY", "ihmt sync --every"])
 def test_the_mcp_server_syncs_in_the_background_when_asked(
     machine: Callable[[str], Memory],
     remote: Path,
     tmp_path: Path,
     run_server: Callable[..., None],
     call: Callable[..., Any],
+    asked_by: str,
 ) -> None:
     home = tmp_path / "home"
     served = Memory.init(home / "ihmt_memory", semantic="off")
     Sync(served).init(str(remote))
+    env = {"IHMT_SEMANTIC": "off"}
+    if asked_by == "IHMT_SYNC_EVERY":
+        env["IHMT_SYNC_EVERY"] = "1s"
+    else:
+        assert Sync(served).set_every("1s") == "1s"
+        assert Sync(served).status().every == "1s"
     served.close()
 
     async def body(session: Any) -> None:
@@ -804,7 +813,31 @@ def test_the_mcp_server_syncs_in_the_background_when_asked(
             while "1 saved" not in git(remote, "log", "--format=%s", "main"):
                 await anyio.sleep(0.2)
 
-    run_server(body, home=home, env={"IHMT_SYNC_EVERY": "1s", "IHMT_SEMANTIC": "off"})
+    run_server(body, home=home, env=env)
     b = machine("b")
     Sync(b).init(str(remote))
     assert ["pg-stage-2" in leaf.text for leaf in b.store.iter_leaves()] == [True]
+
+
+def test_every_is_a_setting_of_this_clone_only(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    with pytest.raises(SyncError) as refused:
+        Sync(a).set_every("10m")
+    assert refused.value.reason == "not_initialised"
+    Sync(a).init(str(remote))
+    with pytest.raises(SyncError) as bad:
+        Sync(a).set_every("every tuesday")
+    assert bad.value.reason == "bad_period" and "10m" in str(bad.value)
+    assert Sync(a).set_every(" 10M ") == "10m"
+    assert background_period(a.store.path) == "10m"
+    assert "every 10m" in Sync(a).status().render()
+    Sync(a).sync()
+    b = machine("b")
+    Sync(b).init(str(remote))
+    # Never replicated: the other machine's server does not sync because this one does.
+    assert background_period(b.store.path) == ""
+    assert Sync(a).set_every("off") == ""
+    assert background_period(a.store.path) == ""
+    assert "in the background: off" in Sync(a).status().render()

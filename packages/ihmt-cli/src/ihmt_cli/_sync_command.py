@@ -19,6 +19,7 @@ NOT_SYNCED: dict[str, Any] = {
     "behind": 0,
     "uncommitted": 0,
     "last_sync": None,
+    "every": "",
 }
 """``--status --json`` of a memory that is not synced: the same keys as a synced one."""
 
@@ -46,25 +47,41 @@ NOT_SYNCED: dict[str, Any] = {
     help="Rewrite the git history so that no commit holds the forgotten memory ID, then "
     "force-push; the other clones follow on their next sync.",
 )
+@click.option(
+    "--every",
+    "every",
+    metavar="PERIOD",
+    help="Have the MCP server sync this memory in the background every PERIOD (10m, 1h; "
+    "off stops it). A setting of this machine (the clone's git config), read when the "
+    "server starts; IHMT_SYNC_EVERY in the server's environment overrides it.",
+)
 @pass_state
-def sync_command(state: State, remote: str | None, show_status: bool, purge_id: str | None) -> None:
+def sync_command(
+    state: State, remote: str | None, show_status: bool, purge_id: str | None, every: str | None
+) -> None:
     """Sync this memory with its git remote: commit, pull, refresh, push.
 
     One commit per sync with a readable message; a merge, never a rebase; the derived
     state (index, facts, summaries) is refreshed for what was pulled. Errors are one
     line and lose nothing: what could not be pushed stays committed for the next sync.
-    With IHMT_SYNC_EVERY=10m in its environment, the MCP server syncs in the background
-    on that period (off by default).
+    After `ihmt sync --every 10m` (or with IHMT_SYNC_EVERY=10m in its environment), the
+    MCP server syncs in the background on that period, from its next start (off by
+    default).
 
     --json prints, for a sync: {commit, message, saved, corrected, forgotten, pulled:
     {added, annotated, removed}, pushed, retries, head, followed_purges}; with --status:
     {initialised, remote, branch, reachable, ahead, behind, uncommitted, last_sync,
-    error}; with --init: {remote, branch, repository, remote_had_store, pulled, pushed,
-    head}; with --purge: {id, paths, rewritten, pushed, others}.
+    error, every}; with --every: {every}; with --init: {remote, branch, repository,
+    remote_had_store, pulled, pushed, head}; with --purge: {id, paths, rewritten, pushed, others}.
     """
     chosen = [
         name
-        for name, given in (("--init", remote), ("--status", show_status), ("--purge", purge_id))
+        for name, given in (
+            ("--init", remote),
+            ("--status", show_status),
+            ("--purge", purge_id),
+            ("--every", every is not None),
+        )
         if given
     ]
     if len(chosen) > 1:
@@ -90,6 +107,15 @@ def sync_command(state: State, remote: str | None, show_status: bool, purge_id: 
         elif purge_id is not None:
             purged = sync.purge(purge_id)
             state.emit(purged.to_json(), purged.render())
+        elif every is not None:
+            kept = sync.set_every(every)
+            text = (
+                f"the MCP server syncs this memory every {kept}, from its next start"
+                if kept
+                else "the MCP server no longer syncs this memory in the background "
+                "(from its next start)"
+            )
+            state.emit({"every": kept}, text)
         else:
             report = sync.sync()
             state.emit(report.to_json(), report.render())

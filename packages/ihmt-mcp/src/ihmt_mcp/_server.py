@@ -572,16 +572,22 @@ def _warm_up(settings: Settings) -> None:
 
 
 def _background_sync(settings: Settings) -> BackgroundSync | None:
-    """``IHMT_SYNC_EVERY``: sync the memory with its git remote on that period, in a
-    thread with a memory of its own; off by default, and a bad value only logs."""
-    if not settings.sync_every:
-        return None
-    from ihmt_mcp._sync import BackgroundSync, parse_period
+    """Sync the memory with its git remote on a period, in a thread with a memory of its
+    own: ``IHMT_SYNC_EVERY`` in the server's environment, else what ``ihmt sync --every``
+    set in the clone's git config. Off by default; a bad value only logs."""
+    if not settings.sync_every and not (settings.store_path / ".git").is_dir():
+        return None  # not synced: nothing to ask git
+    from ihmt_mcp._sync import BackgroundSync, background_period, parse_period
 
+    given, source = settings.sync_every, "IHMT_SYNC_EVERY"
+    if not given:
+        given, source = background_period(settings.store_path), "ihmt sync --every"
+    if not given:
+        return None
     try:
-        period = parse_period(settings.sync_every)
+        period = parse_period(given)
     except ValueError as exc:
-        logger.warning("IHMT_SYNC_EVERY ignored: %s", exc)
+        logger.warning("%s ignored: %s", source, exc)
         return None
     if period is None:
         return None

@@ -112,6 +112,7 @@ def _clone_config() -> dict[str, str]:
 
 
 SyncFailure = Literal[
+    "bad_period",
     "no_git",
     "not_initialised",
     "unreachable",
@@ -204,6 +205,9 @@ class SyncStatus:
     """When a sync last completed here (UTC), or None."""
     error: str = ""
     """Why the remote could not be reached, when it could not."""
+    every: str = ""
+    """How often the MCP server syncs this clone in the background (``ihmt sync
+    --every``), or "" when it does not."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,6 +220,7 @@ class SyncStatus:
             "uncommitted": self.uncommitted,
             "last_sync": self.last_sync,
             "error": self.error,
+            "every": self.every,
         }
 
     def render(self) -> str:
@@ -230,6 +235,11 @@ class SyncStatus:
             )
         lines.append(f"{self.uncommitted} memory file(s) changed since the last sync")
         lines.append(f"last sync: {self.last_sync or 'never'}")
+        lines.append(
+            f"in the background: every {self.every} (the MCP server)"
+            if self.every
+            else "in the background: off (ihmt sync --every 10m turns it on)"
+        )
         return "\n".join(lines)
 
 
@@ -609,7 +619,30 @@ class Sync:
             uncommitted=len(self._changed_files()),
             last_sync=self._state().get("last_sync"),
             error=_short_reason(error),
+            every=background_period(self.folder),
         )
+
+    def set_every(self, period: str) -> str:
+        """Have the MCP server sync this clone every ``period`` (``10m``, ``1h``; ``off``
+        stops it). Kept in the clone's git config (``ihmt.every``): a setting of this
+        machine, never replicated, gone with the clone. Returns the period kept, or ""
+        for off.
+
+        Raises:
+            SyncError: git missing, not initialised; ``bad_period`` for a period that is
+                not one.
+        """
+        self._require()
+        try:
+            seconds = parse_period(period)
+        except ValueError as exc:
+            raise SyncError("bad_period", str(exc)) from None
+        if seconds is None:
+            self.git.run("config", "--unset-all", EVERY_KEY, check=False)
+            return ""
+        kept = period.strip().lower()
+        self.git.run("config", EVERY_KEY, kept)
+        return kept
 
     def _changed_files(self) -> list[str]:
         """Replicated paths that differ from HEAD (untracked ones included)."""
@@ -1646,6 +1679,29 @@ def parse_period(text: str) -> float | None:
     if seconds < 1:
         raise ValueError(f"{text!r} is too short a sync period; use 1s or more (10m is usual)")
     return seconds
+
+
+EVERY_KEY = "ihmt.every"
+"""The clone's git config key ``ihmt sync --every`` writes."""
+
+
+def background_period(folder: Path) -> str:
+    """The period ``ihmt sync --every`` set for the clone at ``folder``, or "" (none, no
+    clone there, or no git: the MCP server asks it once, as it starts)."""
+    config = folder / ".git" / "config"
+    if not config.is_file() or shutil.which("git") is None:
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", "config", "--file", str(config), "--get", EVERY_KEY],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 # ---------------------------------------------------------------------- helpers
