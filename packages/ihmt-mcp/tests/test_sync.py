@@ -215,6 +215,7 @@ def test_status_counts_what_is_ahead_behind_and_uncommitted(
         "uncommitted",
         "last_sync",
         "error",
+        "every",
     }
     json.dumps(record)
 

@@ -35,6 +35,8 @@ EXPORTS = [
     "Problem",
     "Progress",
     "RebuildReport",
+    "ReplicaFile",
+    "ReplicaKind",
     "Root",
     "STOP_WORDS",
     "Span",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ihmt_store import Correction, Store
+from ihmt_store import Correction, CorruptFileError, ReplicaFile, Store
 from ihmt_store._layout import leaf_rel
 from ihmt_store.testing import make_leaf, store_with
 
@@ -194,3 +194,43 @@ def test_a_pulled_config_is_read_again(tmp_path: Path) -> None:
         a.update_config(beam_width=5)
         done = b.apply_changes(_copy(a, b, ["ihmt.config.json"]))
         assert done.config and b.config.beam_width == 5
+
+
+def test_replica_file_says_what_a_replicated_path_holds(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s")
+    leaf = store.put_leaf(make_leaf("The release train leaves on Thursdays.", domain="work"))
+    rel = store.entry(leaf.leaf_id).path  # type: ignore[union-attr]
+    assert ReplicaFile.of(rel) == ReplicaFile("leaf", leaf.leaf_id)
+    data = (store.path / rel).read_bytes()
+    assert ReplicaFile.text(data) == b"The release train leaves on Thursdays."
+    assert ReplicaFile.leaf(data).text == leaf.text
+    assert ReplicaFile.leaf(data).domain == "work"
+    with pytest.raises(CorruptFileError):
+        ReplicaFile.leaf(b"no header at all")
+    assert ReplicaFile.text(b"no header at all") == b"no header at all"
+    store.forget(leaf.leaf_id)
+    tomb = ReplicaFile.tombstone_path(leaf.leaf_id)
+    assert (store.path / tomb).is_file()
+    assert ReplicaFile.of(tomb) == ReplicaFile("tombstone", leaf.leaf_id)
+    assert ReplicaFile.of("ihmt.config.json").kind == "config"
+    for other in (".gitignore", "layers/1/N1-x.json", "state/index.sqlite3", "layer0/a.txt"):
+        assert ReplicaFile.of(other).kind == "other", other
+    assert ReplicaFile.memory_globs(leaf.leaf_id) == (
+        f"layer0/*/{leaf.leaf_id}.txt",
+        f"notes/{leaf.leaf_id}",
+    )
+    store.close()
+
+
+def test_replica_file_reads_the_operation_of_a_note(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s")
+    old, new = make_leaf("v1", position=1), make_leaf("v2", position=2)
+    store.put_leaves([old, new])
+    store.annotate(old.leaf_id, outdated_by=Correction(by=new.leaf_id, date="2026-01-01"))
+    notes = sorted((store.path / "notes" / old.leaf_id).iterdir())
+    assert len(notes) == 1
+    rel = notes[0].relative_to(store.path).as_posix()
+    assert ReplicaFile.of(rel) == ReplicaFile("note", old.leaf_id)
+    assert ReplicaFile.note_op(notes[0].read_bytes()) == "outdated"
+    assert ReplicaFile.note_op(b"[1, 2]") == ReplicaFile.note_op(b"{not json") == ""
+    store.close()

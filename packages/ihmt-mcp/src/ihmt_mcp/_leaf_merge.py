@@ -39,17 +39,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ihmt_store import ReplicaFile
+
 __all__ = ["LEAF_MERGES", "main", "merge_leaf"]
 
 LEAF_MERGES = Path("ihmt") / "leaf-merges"
 """Where the driver stashes the version a leaf did not keep, under the git folder."""
-HEADER_END = b"\nIHMT-META>>>\n"
-"""Where a leaf's JSON header ends and its text begins (FORMAT.md)."""
-
-
-def _text(data: bytes) -> bytes:
-    _, found, text = data.partition(HEADER_END)
-    return text if found else data
+_text = ReplicaFile.text
+"""A leaf file's text, without its header."""
 
 
 def blob_id(data: bytes) -> str:

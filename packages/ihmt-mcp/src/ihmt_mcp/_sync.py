@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ihmt_mcp._leaf_merge import LEAF_MERGES
 from ihmt_mcp.errors import MemoryServiceError
-from ihmt_store import Entry, Leaf, Store, leaf_id_for, now_timestamp
+from ihmt_store import CorruptFileError, Entry, Leaf, ReplicaFile, Store, leaf_id_for, now_timestamp
 
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
@@ -963,8 +963,8 @@ class Sync:
             for x, y, path in changes
             if "D" in (x, y)
             and x != "A"
-            and path.startswith("layer0/")
-            and not (self.folder / _tombstone_of(path)).exists()
+            and ReplicaFile.of(path).kind == "leaf"
+            and not self._forgotten(ReplicaFile.of(path).leaf_id)
         }
         if not lost:
             return lost
@@ -985,17 +985,17 @@ class Sync:
             counts[key] = counts.get(key, 0) + 1
 
         for status, path in pairs:
-            top = path.split("/", 1)[0]
-            if top == "layer0":
+            kind = ReplicaFile.of(path).kind
+            if kind == "leaf":
                 if status == "A":
                     bump("saved")
                 elif status == "M":
                     bump("edited")
-            elif top == "notes" and status == "A":
+            elif kind == "note" and status == "A":
                 bump(_note_kind(self.folder / path))
-            elif top == "forgotten" and status == "A":
+            elif kind == "tombstone" and status == "A":
                 bump("forgotten")
-            elif path == "ihmt.config.json":
+            elif kind == "config":
                 bump("settings")
             elif status in ("A", "M") and path in (".gitignore", ".gitattributes"):
                 bump("setup")
@@ -1111,15 +1111,16 @@ class Sync:
         drop: list[str] = []
         for path, sides in stages.items():
             ours, theirs = sides.get(2), sides.get(3)
-            if path.startswith("forgotten/") and ours and theirs:
+            what = ReplicaFile.of(path)
+            if what.kind == "tombstone" and ours and theirs:
                 keep[path] = "--ours" if ours <= theirs else "--theirs"
-            elif not (path.startswith("layer0/") and path.endswith(".txt")):
+            elif what.kind != "leaf":
                 return False
             elif ours and theirs:
-                if _leaf_text(git.blob(ours)) != _leaf_text(git.blob(theirs)):
+                if ReplicaFile.text(git.blob(ours)) != ReplicaFile.text(git.blob(theirs)):
                     return False  # edited by hand on both machines: a person decides
                 keep[path] = "--ours" if ours <= theirs else "--theirs"
-            elif (self.folder / _tombstone_of(path)).is_file():
+            elif self._forgotten(what.leaf_id):
                 drop.append(path)
             else:
                 # Deleted on one side with no tombstone left in the merge: the other side
@@ -1165,11 +1166,15 @@ class Sync:
             stash.unlink(missing_ok=True)
         return saved
 
+    def _forgotten(self, leaf_id: str) -> bool:
+        """Whether a tombstone of ``leaf_id`` is in the working tree."""
+        return (self.folder / ReplicaFile.tombstone_path(leaf_id)).is_file()
+
     def _keep_other_version(self, leaf_id: str, data: bytes) -> str:
         """Save ``data`` (a leaf file the merge replaced) as a memory of its own, OUTDATED
         by ``leaf_id``; its id ('' when there is nothing to save)."""
         store = self.store
-        if (self.folder / _tombstone_of(f"{leaf_id}.txt")).exists():
+        if self._forgotten(leaf_id):
             return ""  # forgotten on some machine: a tombstone wins, as everywhere
         other = _other_version(leaf_id, data, store.entry(leaf_id))
         if other is None:
@@ -1462,7 +1467,7 @@ class Sync:
         # failed purge left there), so that the forced push drops no one's work.
         self._sync(finishing_purge=True)
         git = self.git
-        paths = _purge_paths(leaf_id)
+        paths = ReplicaFile.memory_globs(leaf_id)
         with self.store.locked():
             # --full-history: without it git prunes a merged side branch whose files equal
             # the other side's, exactly where an old history merged back in hides.
@@ -1573,7 +1578,7 @@ class Sync:
         # A memory saved again since its purge (same text, same id: no tombstone any
         # more) is live: its history is not rewritten away from under it.
         gone = [i for i in todo if git.ok("cat-file", "-e", f"{upstream}:forgotten/{i}.json")]
-        paths = [p for leaf_id in gone for p in _purge_paths(leaf_id)]
+        paths = [p for leaf_id in gone for p in ReplicaFile.memory_globs(leaf_id)]
         held = paths and git.out(
             "log", f"refs/heads/{branch}", "--full-history", "--format=%H", "--", *paths
         )
@@ -1725,34 +1730,21 @@ def _tracked(path: str) -> bool:
     return _replicated(path) or path in SETUP_FILES
 
 
-LEAF_HEADER_END = b"\nIHMT-META>>>\n"
-"""Where a leaf's JSON header ends and its text begins (FORMAT.md)."""
-
-
-def _leaf_text(data: bytes) -> bytes:
-    """A leaf file's text, without its header (the whole file when it has none)."""
-    _, found, text = data.partition(LEAF_HEADER_END)
-    return text if found else data
-
-
 def _other_version(leaf_id: str, data: bytes, current: Entry | None) -> Leaf | None:
     """The memory a replaced version of ``leaf_id`` becomes: its own header and text,
     with the id its text gives at the same place (never the leaf's own id)."""
-    header, found, body = data.partition(LEAF_HEADER_END)
     try:
-        text = body.decode("utf-8") if found else data.decode("utf-8")
-        head = json.loads(header[len(b"<<<IHMT-META\n") :]) if found else None
-    except ValueError:
-        return None
-    if not isinstance(head, dict):
+        leaf = ReplicaFile.leaf(data).evolve(leaf_id=leaf_id)
+    except CorruptFileError:
+        # Its header was damaged by hand: the text, dated and filed as the leaf is.
         if current is None:
             return None
-        head = {"leaf_id": leaf_id, "timestamp": current.timestamp, "domain": current.domain}
-    head = {k: v for k, v in head.items() if k not in ("parent_id", "outdated_by")}
-    try:
-        leaf = Leaf.from_header({**head, "leaf_id": leaf_id}, text)
-    except (KeyError, TypeError, ValueError):
-        return None
+        try:
+            text = ReplicaFile.text(data).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        leaf = Leaf(leaf_id=leaf_id, text=text, timestamp=current.timestamp, domain=current.domain)
+    text = leaf.text
     match = re.search(r"-(\d{4,})-[0-9a-f]+$", leaf_id)
     position = int(match.group(1)) if match else 0
     new_id = leaf_id
@@ -1762,20 +1754,14 @@ def _other_version(leaf_id: str, data: bytes, current: Entry | None) -> Leaf | N
     return leaf.evolve(leaf_id=new_id)
 
 
-def _tombstone_of(leaf_path: str) -> str:
-    return f"forgotten/{Path(leaf_path).stem}.json"
-
-
-def _purge_paths(leaf_id: str) -> tuple[str, ...]:
-    return (f"layer0/*/{leaf_id}.txt", f"notes/{leaf_id}")
-
-
 def _note_kind(path: Path) -> str:
+    """How a sync's message counts a new note: ``corrected``, ``restored`` or
+    ``annotated``."""
     try:
-        op = json.loads(path.read_text(encoding="utf-8")).get("op")
-    except (OSError, ValueError, AttributeError):
-        return "annotated"
-    return {"outdated": "corrected", "restored": "restored"}.get(str(op), "annotated")
+        op = ReplicaFile.note_op(path.read_bytes())
+    except OSError:
+        op = ""
+    return {"outdated": "corrected", "restored": "restored"}.get(op, "annotated")
 
 
 _COUNT_ORDER = ("saved", "corrected", "restored", "annotated", "forgotten", "edited", "settings")

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
         now_timestamp,
         safe_domain,
     )
-    from ihmt_store._replicate import AppliedChanges
+    from ihmt_store._replicate import AppliedChanges, ReplicaFile, ReplicaKind
     from ihmt_store._store import IOStats, Store, StoreStats
 
 # The records and the store load on first use: packages that only need the error root or
@@ -82,6 +82,8 @@ _LAZY: dict[str, str] = {
     "safe_domain": "_records",
     "DerivedChanges": "_derived",
     "AppliedChanges": "_replicate",
+    "ReplicaFile": "_replicate",
+    "ReplicaKind": "_replicate",
     "Entry": "_index",
     "Candidate": "_index",
     "FieldWeights": "_index",
@@ -132,8 +134,11 @@ __all__ = [
     "Status",
     "SummarizerBackend",
     "CodeChunkMode",
-    # replication (git, driven by ihmt-mcp): Store.apply_changes answers this
+    # replication (git, driven by ihmt-mcp): Store.apply_changes answers this; what the
+    # replicated files hold, for an engine that must not open the store
     "AppliedChanges",
+    "ReplicaFile",
+    "ReplicaKind",
     # derived data of sibling packages (vectors)
     "DerivedChanges",
     # the derived index and its ranking

@@ -8,10 +8,13 @@ in step with them and answers an :class:`AppliedChanges`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import Literal
 
+from ihmt_store._files import HEADER_END, parse_leaf, without_format1_keys
 from ihmt_store._layout import (
     BRANCH_DIR,
     CONFIG_FILE,
@@ -23,8 +26,18 @@ from ihmt_store._layout import (
     STATE_DIR,
 )
 from ihmt_store._lifecycle import Problem
+from ihmt_store._notes import tombstone_rel
+from ihmt_store._records import Leaf, check_id
 
-__all__ = ["REPLICATED", "UNREPLICATED", "AppliedChanges", "Changed", "sort_changes"]
+__all__ = [
+    "REPLICATED",
+    "UNREPLICATED",
+    "AppliedChanges",
+    "Changed",
+    "ReplicaFile",
+    "ReplicaKind",
+    "sort_changes",
+]
 
 REPLICATED: tuple[str, ...] = (CONFIG_FILE, LEAF_DIR, NOTES_DIR, FORGOTTEN_DIR)
 """Store-relative paths that hold what a user wrote: the config, the leaves, the notes
@@ -41,6 +54,81 @@ UNREPLICATED: tuple[str, ...] = (
 branches, the trunk, ``state/`` (catalog, index, vectors, facts, clocks), the lock and
 writes in flight. Anchored to the store's top folder (a leading ``/``), so a domain
 named ``state`` or ``layers`` under ``layer0/`` is still replicated."""
+
+
+ReplicaKind = Literal["config", "leaf", "note", "tombstone", "other"]
+"""What a replicated path holds: the config, a memory (leaf), an annotation (note), a
+forgotten memory's tombstone; ``other`` for anything else."""
+
+_KINDS: dict[str, ReplicaKind] = {LEAF_DIR: "leaf", NOTES_DIR: "note", FORGOTTEN_DIR: "tombstone"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaFile:
+    """What a replication engine needs to know of the store's files, without opening the
+    store (git's merge driver runs while the store is locked): what a path holds, where a
+    memory's tombstone goes, every path a memory's text lives at, and a leaf file's text.
+    """
+
+    kind: ReplicaKind
+    leaf_id: str = ""
+    """The memory the file belongs to ("" for the config and ``other``)."""
+
+    @classmethod
+    def of(cls, rel: str) -> ReplicaFile:
+        """What the file at ``rel`` (relative to the store, ``/`` separators) holds."""
+        parts = PurePosixPath(rel).parts
+        if parts == (CONFIG_FILE,):
+            return cls("config")
+        kind = _KINDS.get(parts[0]) if parts else None
+        if kind == "leaf" and len(parts) == 3 and parts[2].endswith(".txt"):
+            return cls("leaf", parts[2][: -len(".txt")])
+        if kind == "note" and len(parts) == 3 and parts[2].endswith(".json"):
+            return cls("note", parts[1])
+        if kind == "tombstone" and len(parts) == 2 and parts[1].endswith(".json"):
+            return cls("tombstone", parts[1][: -len(".json")])
+        return cls("other")
+
+    @staticmethod
+    def tombstone_path(leaf_id: str) -> str:
+        """Where the tombstone of a forgotten ``leaf_id`` lives, relative to the store."""
+        return tombstone_rel(leaf_id)
+
+    @staticmethod
+    def memory_globs(leaf_id: str) -> tuple[str, ...]:
+        """Glob patterns, relative to the store, of every file that holds ``leaf_id``'s
+        text or annotations (its leaf file in whichever domain, its notes folder): what a
+        history rewrite removes to purge a memory. The tombstone is not among them: it
+        holds the id only."""
+        check_id(leaf_id, "leaf id")
+        return (f"{LEAF_DIR}/*/{leaf_id}.txt", f"{NOTES_DIR}/{leaf_id}")
+
+    @staticmethod
+    def text(data: bytes) -> bytes:
+        """A leaf file's text, without its header (all of ``data`` when it has none)."""
+        _, found, text = data.partition(HEADER_END.encode())
+        return text if found else data
+
+    @staticmethod
+    def leaf(data: bytes, rel: str = "leaf") -> Leaf:
+        """The memory in a leaf file's bytes (a format-1 header's derived keys dropped).
+
+        Raises:
+            CorruptFileError: no header, an unreadable one, or one lacking a key.
+        """
+        path = Path(rel)
+        return parse_leaf(without_format1_keys(data, path) or data, path)
+
+    @staticmethod
+    def note_op(data: bytes) -> str:
+        """A note's operation (``outdated``, ``restored``, ``extra``), or "" when the bytes
+        are not a note."""
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return ""
+        op = obj.get("op") if isinstance(obj, dict) else None
+        return op if op in ("outdated", "restored", "extra") else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
