@@ -1,27 +1,23 @@
-"""The ``ihmt`` group, assembled: every command module's commands, added by name.
+"""The ``ihmt`` group, assembled: every command, by name, loaded on first use.
 
-The command modules import only ``_base`` (and what they render with); this module is
-the one place that knows them all.
+The command modules import only ``_base`` (and what they render with); ``_lazy.COMMANDS``
+is the one place that knows them all, so that ``ihmt --help`` and ``ihmt version`` import
+none of the others.
 """
 
 from __future__ import annotations
 
 import click
 
-from ihmt_cli import (
-    _agents,
-    _gui,
-    _meta_commands,
-    _read_commands,
-    _sync_command,
-    _write_commands,
-)
 from ihmt_cli._base import EPILOG, global_options
+from ihmt_cli._lazy import COMMANDS, LazyCommands, LazyGroup
 
 __all__ = ["cli"]
 
 
 @click.group(
+    cls=LazyGroup,
+    commands=LazyCommands(COMMANDS),
     invoke_without_command=True,
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -36,34 +32,3 @@ def cli(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-
-
-# a memory: create it, fill it, maintain it
-cli.add_command(_write_commands.init_command)
-cli.add_command(_write_commands.ingest_command)
-cli.add_command(_write_commands.save_command)
-cli.add_command(_write_commands.consolidate_command)
-cli.add_command(_write_commands.rebuild_command)
-cli.add_command(_write_commands.index_command)
-cli.add_command(_write_commands.forget_command)
-cli.add_command(_write_commands.restore_command)
-cli.add_command(_write_commands.export_command)
-cli.add_command(_sync_command.sync_command)
-# a memory: ask it
-cli.add_command(_read_commands.search_command)
-cli.add_command(_read_commands.ask_command)
-cli.add_command(_read_commands.tree_command)
-cli.add_command(_read_commands.stats_command)
-cli.add_command(_read_commands.facts_command)
-cli.add_command(_read_commands.conflicts_command)
-# the agents: set them up, recall for them
-cli.add_command(_agents.install_command)
-cli.add_command(_agents.uninstall_command)
-cli.add_command(_agents.hook_command)
-cli.add_command(_agents.hook_server_command)
-cli.add_command(_agents.doctor_command)
-# the interfaces, and ihmt itself
-cli.add_command(_gui.gui_command)
-cli.add_command(_meta_commands.mcp_group)
-cli.add_command(_meta_commands.version_command)
-cli.add_command(_meta_commands.demo_command)
