@@ -15,11 +15,12 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
-
-import pathspec
+from typing import TYPE_CHECKING, BinaryIO
 
 from ihmt_mcp.errors import FileRefusedError, PathRefusedError
+
+if TYPE_CHECKING:
+    import pathspec
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +196,8 @@ class GitIgnore:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return
+        import pathspec  # on first use: ``from ihmt_mcp import Memory`` stays cheap
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         if len(spec) > 0:
             self._specs.append((rel, spec))

@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from ihmt_chunkers import BinaryContentError
 from ihmt_mcp._arguments import data_type_of, parse_content_type, parse_date, parse_domain
-from ihmt_mcp._importer import import_batches, portable_sources
-from ihmt_mcp._ingest import MAX_FILE_BYTES, IngestOptions, Progress, ingest_files
 from ihmt_mcp._leaves import chunked_leaves
-from ihmt_mcp._portable import PortableMemory, export_memories
 from ihmt_mcp._records import (
     CorrectionRecord,
     FiledAs,
@@ -27,8 +24,6 @@ from ihmt_mcp._records import (
     SaveResult,
     TreeItem,
 )
-from ihmt_mcp._replaces import settle_replace
-from ihmt_mcp._secrets import find_secrets, normalise
 from ihmt_mcp._settings import Settings
 from ihmt_mcp._types import ContentType
 from ihmt_mcp.errors import (
@@ -36,21 +31,6 @@ from ihmt_mcp.errors import (
     EmptyContentError,
     SecretRefusedError,
     SemanticUnavailableError,
-)
-from ihmt_navigator import (
-    ClueProvider,
-    ConsolidationReport,
-    Consolidator,
-    CorrectionMatch,
-    Detail,
-    Navigator,
-    SearchOptions,
-    SearchResult,
-    SemanticMode,
-    Summarizer,
-    VectorIndex,
-    load_embedder,
-    summarizer_for,
 )
 from ihmt_store import (
     AppliedChanges,
@@ -66,11 +46,26 @@ from ihmt_store import (
 
 if TYPE_CHECKING:
     from ihmt_facts import Contradiction, Fact, Timeline, TimelineStats
+    from ihmt_mcp._ingest import Progress
+    from ihmt_mcp._portable import PortableMemory
     from ihmt_mcp._project import ProjectIndex
+    from ihmt_navigator import (
+        ClueProvider,
+        ConsolidationReport,
+        Consolidator,
+        CorrectionMatch,
+        Detail,
+        Navigator,
+        SearchOptions,
+        SearchResult,
+        SemanticMode,
+        Summarizer,
+        VectorIndex,
+    )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_FILE_BYTES", "MAX_SAVE_CHARS", "Memory"]
+__all__ = ["MAX_SAVE_CHARS", "Memory"]
 
 MAX_SAVE_CHARS = 200_000
 """A single ``save`` above this is refused: memories are facts, not archives."""
@@ -92,8 +87,10 @@ def _search_options(
 ) -> SearchOptions:
     """A search's options: the current project preferred (not required), and a FOUND
     answer from another project noted as such."""
+    from ihmt_navigator import SearchOptions
+
     return SearchOptions(
-        detail=cast(Detail, detail),  # the record checks it
+        detail=cast("Detail", detail),  # the record checks it
         as_of=as_of or None,
         prefer_project=current or None,
         note_other_project=True,
@@ -243,6 +240,8 @@ class Memory:
     def navigator(self) -> Navigator:
         """The search over this store (fused with meaning when the semantic layer is on)."""
         if self._navigator is None:
+            from ihmt_navigator import Navigator
+
             self._navigator = Navigator(self.store, vectors=self.vectors)
         return self._navigator
 
@@ -251,6 +250,8 @@ class Memory:
         """The semantic layer's vectors, or None when search is by words only (see
         :attr:`semantic_mode` for why). The model loads once per process."""
         if self._vectors is False:
+            from ihmt_navigator import VectorIndex, load_embedder
+
             settings = self.settings
             embedder, self._mode = load_embedder(
                 self._semantic,
@@ -320,6 +321,8 @@ class Memory:
         store's document frequencies (the index caches them: the store is the one
         frequency source, and each consolidator reads the same)."""
         if self._summarizer is None:
+            from ihmt_navigator import summarizer_for
+
             config = self.store.config
             self._summarizer = summarizer_for(
                 config.summarizer_backend,
@@ -331,6 +334,8 @@ class Memory:
     def _consolidator(self) -> Consolidator:
         """A consolidator with this memory's summarizer, weighing a leaf's keywords
         against the same frequencies (the store's)."""
+        from ihmt_navigator import Consolidator
+
         return Consolidator(self.store, self.summarizer, frequencies=self.store)
 
     def _project(self, project: str | None) -> str:
@@ -363,6 +368,9 @@ class Memory:
             EmptyContentError, ContentTooLargeError, SecretRefusedError: nothing is written.
             ValueError: an invalid domain, content type or date.
         """
+        from ihmt_mcp._replaces import settle_replace
+        from ihmt_mcp._secrets import find_secrets, normalise
+
         if not isinstance(content, str) or not content.strip():
             raise EmptyContentError()
         if len(content) > MAX_SAVE_CHARS:
@@ -739,6 +747,9 @@ class Memory:
         Raises:
             FileNotFoundError: a path does not exist.
         """
+        from ihmt_mcp._importer import import_batches, portable_sources
+        from ihmt_mcp._ingest import IngestOptions, ingest_files
+
         portable, sources = portable_sources(self.store.path, sources)
         imported = None
         if portable:
@@ -778,6 +789,8 @@ class Memory:
             for e in self.store.iter_entries("leaf")
             if project is None or e.project == project.strip()
         ]
+        from ihmt_mcp._portable import export_memories
+
         entries.sort(key=lambda e: (e.timestamp, e.id))
         return export_memories(iter(entries), self.store.read_leaves)
 
