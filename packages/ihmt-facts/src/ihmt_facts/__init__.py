@@ -19,6 +19,8 @@ Entry points:
 - :func:`extract` and :class:`Pattern` — the extraction rules, usable without a store.
 """
 
+from typing import TYPE_CHECKING
+
 from ihmt_facts._extract import extract
 from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
@@ -31,7 +33,7 @@ from ihmt_facts._records import (
     Recorded,
     TimelineStats,
 )
-from ihmt_facts._rules import DEFAULT_PATTERNS
+from ihmt_facts._rules import default_patterns
 from ihmt_facts._timeline import JOURNAL_NAME, Timeline
 from ihmt_facts._types import Language, SubjectRule, ValueKind
 from ihmt_facts.errors import (
@@ -41,6 +43,17 @@ from ihmt_facts.errors import (
     InvalidPatternError,
     UnknownLeafError,
 )
+
+if TYPE_CHECKING:
+    from ihmt_facts._rules import DEFAULT_PATTERNS
+
+
+def __getattr__(name: str) -> object:
+    # The built-in rules compile on first use (``_rules.default_patterns``), not at import.
+    if name == "DEFAULT_PATTERNS":
+        return default_patterns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

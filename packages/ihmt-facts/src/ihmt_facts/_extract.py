@@ -24,7 +24,7 @@ from ihmt_facts._records import (
     normalize_value,
     value_key,
 )
-from ihmt_facts._rules import DEFAULT_PATTERNS
+from ihmt_facts._rules import default_patterns
 from ihmt_facts._types import ValueKind
 from ihmt_facts._vocabulary import (
     BLOCKERS,
@@ -336,7 +336,7 @@ def extract(
         tags: the leaf's tags; ``patient:<name>`` names the patient of a clinical record.
         patterns: the rules to run, in order (default: :data:`DEFAULT_PATTERNS`).
     """
-    rules = DEFAULT_PATTERNS if patterns is None else tuple(patterns)
+    rules = default_patterns() if patterns is None else tuple(patterns)
     line_rules = tuple(r for r in rules if r.per_line)
     sentence_rules = tuple(r for r in rules if not r.per_line)
     project = one_line(project)

@@ -12,11 +12,27 @@ a 200,000-character line with no space in it (issue #13, D7).
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING, NamedTuple
+
 from ihmt_facts._pattern import Pattern
 from ihmt_facts._types import Language, SubjectRule, ValueKind
 from ihmt_facts._vocabulary import APOSTROPHE, one_of
 
-__all__ = ["DEFAULT_PATTERNS"]
+__all__ = ["DEFAULT_PATTERNS", "default_patterns"]
+
+
+class _Rule(NamedTuple):
+    """A rule as written: made a :class:`Pattern` (its regex compiled, checked) on first
+    use, by :func:`default_patterns`."""
+
+    name: str
+    regex: str
+    subject: SubjectRule
+    attribute: str
+    value_kind: ValueKind
+    per_line: bool
+    language: Language
 
 
 def _rule(
@@ -27,9 +43,9 @@ def _rule(
     kind: ValueKind,
     *parts: str,
     per_line: bool = False,
-) -> Pattern:
+) -> _Rule:
     """A rule whose regex is ``parts`` joined as they are."""
-    return Pattern(
+    return _Rule(
         name=name,
         regex="".join(parts),
         subject=subject,
@@ -140,7 +156,7 @@ _CLINICAL = r"^\s*(?:[-*•]\s*)?(?:"
 #   _rule(name, language, subject, attribute, value kind,
 #         the parts of its regex...)
 # fmt: off
-DEFAULT_PATTERNS: tuple[Pattern, ...] = (
+_RULES: tuple[_Rule, ...] = (
     # ------------------------------------------------------------ hosts: port, address, OS
     _rule("host-port-en", "en", "host", "port", "port",
           r"\b(?:the\s+)?(?:(?:server|host|service|machine|vm|box|container)\s+)?",  # the server
@@ -352,4 +368,24 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
           r"(?!\s{1,3}(?:to|a|hasta|->|→)\s)"),  # not "14 to 16"
 )
 # fmt: on
-"""The built-in rules, tried in this order; the first to claim a part of a sentence wins."""
+
+
+@functools.cache
+def default_patterns() -> tuple[Pattern, ...]:
+    """The built-in rules, tried in this order; the first to claim a part of a sentence wins.
+
+    Made (each regex compiled and checked) on the first call, not at import: a process
+    that never extracts a fact (``ihmt search``, ``ihmt --help``) does not pay for it.
+    """
+    return tuple(Pattern(**rule._asdict()) for rule in _RULES)
+
+
+if TYPE_CHECKING:
+    DEFAULT_PATTERNS: tuple[Pattern, ...]
+    """The built-in rules (:func:`default_patterns`), read as a module attribute."""
+
+
+def __getattr__(name: str) -> tuple[Pattern, ...]:
+    if name == "DEFAULT_PATTERNS":
+        return default_patterns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

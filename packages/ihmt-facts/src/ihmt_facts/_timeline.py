@@ -29,7 +29,7 @@ from ihmt_facts._records import (
     parse_moment,
     value_key,
 )
-from ihmt_facts._rules import DEFAULT_PATTERNS
+from ihmt_facts._rules import default_patterns
 from ihmt_facts.errors import InvalidFactError, InvalidPatternError, UnknownLeafError
 from ihmt_store import (
     Correction,
@@ -88,7 +88,7 @@ class Timeline:
         """
         self._store = store
         self._patterns: tuple[Pattern, ...] = (
-            DEFAULT_PATTERNS if patterns is None else tuple(patterns)
+            default_patterns() if patterns is None else tuple(patterns)
         )
         self._journal = Journal(store.state_file(JOURNAL_NAME))
         self._state: State | None = None
