@@ -24,7 +24,7 @@ from ihmt_cli._gui_http import (
 )
 from ihmt_cli._gui_session import ApiError
 from ihmt_cli._gui_setup import AGENTS, SCOPES, is_temporary, suggested_home
-from ihmt_store import one_line
+from ihmt_store import one_line, terms
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -210,11 +210,16 @@ async def listing(request: Request) -> dict[str, Any]:
         words_only = not ids
         # The search answers a question; a list also shows every other memory that
         # holds its words (all of them when the search abstained), best first.
-        found = memory.store.candidates(
-            query, limit=LIST_LIMIT, kinds=("leaf",), project=filters.project
-        )
+        store = memory.store
+        found = store.candidates(query, limit=LIST_LIMIT, kinds=("leaf",), project=filters.project)
+        # Ranking leaves out a word found in half the memories or more (it tells nothing
+        # apart); a list of the memories holding the words still shows them, after.
+        for word in dict.fromkeys(terms(query)):
+            found += store.candidates(
+                [word], limit=LIST_LIMIT, kinds=("leaf",), project=filters.project
+            )
         listed = set(ids)
-        ids += [c.entry.id for c in found if c.entry.id not in listed]
+        ids += [i for i in dict.fromkeys(c.entry.id for c in found) if i not in listed]
         entries = memory.store.entries(ids)
         kept = [entries[i] for i in ids if i in entries and filters.keeps(entries[i])]
         data.update(
