@@ -153,3 +153,38 @@ def test_a_command_imports_only_its_own_module(argv: list[str], allowed: set[str
     assert loaded & command_modules == allowed
     # neither the agents' installers nor the web server load for these
     assert not loaded & {"ihmt_cli._install", "ihmt_cli._hook", "ihmt_cli._gui_http"}
+
+
+def test_the_layers_below_load_what_a_command_uses_when_it_uses_it() -> None:
+    """``Memory`` loads no ingest, import, export or navigator module, and the facts'
+    built-in rules compile on first use: what ``ihmt sync`` and ``ihmt search`` skip."""
+    code = (
+        "import json, sys\n"
+        "from ihmt_mcp import Memory, Sync\n"
+        "import ihmt_facts\n"
+        "from ihmt_facts import _pattern\n"
+        "before = _pattern.compile_rule.cache_info().currsize\n"
+        "rules = ihmt_facts.DEFAULT_PATTERNS\n"
+        "print(json.dumps({'modules': sorted(sys.modules), 'compiled_at_import': before,"
+        " 'compiled_on_use': _pattern.compile_rule.cache_info().currsize,"
+        " 'rules': len(rules)}))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    seen = json.loads(run.stdout)
+    loaded = set(seen["modules"])
+    assert "ihmt_mcp._memory" in loaded and "ihmt_mcp._sync" in loaded
+    never = {
+        "ihmt_mcp._ingest",
+        "ihmt_mcp._importer",
+        "ihmt_mcp._portable",
+        "ihmt_mcp._replaces",
+        "ihmt_mcp._secrets",
+        "ihmt_mcp._files",
+        "ihmt_navigator",
+        "pathspec",
+    }
+    assert not loaded & never
+    assert seen["compiled_at_import"] == 0
+    assert seen["rules"] > 0 and seen["compiled_on_use"] >= seen["rules"]
