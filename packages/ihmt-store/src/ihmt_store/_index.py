@@ -346,7 +346,7 @@ class Index:
             self.conn.execute("PRAGMA secure_delete=ON")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self._in_tx = False
-        self._token_delta: Counter[str] = Counter()
+        self._token_delta: Counter[ItemKind] = Counter()
         self._vocab_delta: Counter[str] = Counter()
         self._tx_key = -1
         self._cache_key = -1
@@ -651,7 +651,7 @@ class Index:
             if delta:
                 self.conn.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
-                    (delta, _TOKENS[kind]),  # type: ignore[index]
+                    (delta, _TOKENS[kind]),
                 )
         self._token_delta.clear()
 
