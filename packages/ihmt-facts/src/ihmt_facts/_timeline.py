@@ -87,9 +87,8 @@ class Timeline:
             patterns: extraction rules (default: :data:`DEFAULT_PATTERNS`).
         """
         self._store = store
-        self._patterns: tuple[Pattern, ...] = (
-            default_patterns() if patterns is None else tuple(patterns)
-        )
+        self._patterns: tuple[Pattern, ...] | None = None if patterns is None else tuple(patterns)
+        """The rules; None: the built-in ones, compiled when first used."""
         self._journal = Journal(store.state_file(JOURNAL_NAME))
         self._state: State | None = None
         self._mutex = threading.RLock()
@@ -111,6 +110,8 @@ class Timeline:
     @property
     def patterns(self) -> tuple[Pattern, ...]:
         """The extraction rules, in the order they are tried."""
+        if self._patterns is None:
+            self._patterns = default_patterns()
         return self._patterns
 
     def add_pattern(self, pattern: Pattern) -> None:
@@ -125,15 +126,15 @@ class Timeline:
         if not isinstance(pattern, Pattern):
             raise TypeError(f"expected a Pattern, not {type(pattern).__name__}")
         with self._mutex:
-            if any(p.name == pattern.name for p in self._patterns):
+            if any(p.name == pattern.name for p in self.patterns):
                 raise InvalidPatternError(pattern.name, "a rule with that name already exists")
-            self._patterns = (pattern, *self._patterns)
+            self._patterns = (pattern, *self.patterns)
 
     def extract(
         self, text: str, *, project: str = "", tags: Sequence[str] = ()
     ) -> tuple[Extraction, ...]:
         """Run this timeline's rules over ``text`` without recording anything."""
-        return extract(text, project=project, tags=tags, patterns=self._patterns)
+        return extract(text, project=project, tags=tags, patterns=self.patterns)
 
     # ================================================================= writing
     def ingest(self, leaf: Leaf | str) -> tuple[Recorded, ...]:
@@ -503,7 +504,7 @@ class Timeline:
         facts: list[Fact] = []
         if leaf.data_type != "CODE" and FACT_TAG not in leaf.tags:
             for found in extract(
-                leaf.text, project=leaf.project, tags=leaf.tags, patterns=self._patterns
+                leaf.text, project=leaf.project, tags=leaf.tags, patterns=self.patterns
             ):
                 facts.append(
                     Fact(
