@@ -186,5 +186,7 @@ def test_the_layers_below_load_what_a_command_uses_when_it_uses_it() -> None:
         "pathspec",
     }
     assert not loaded & never
+    # the facts' rules: none compiled at import, nor by reading them (a rule compiles
+    # when a sentence first passes its gate: ihmt-facts' test_rules_compiled_on_use.py)
     assert seen["compiled_at_import"] == 0
-    assert seen["rules"] > 0 and seen["compiled_on_use"] >= seen["rules"]
+    assert seen["rules"] > 0 and seen["compiled_on_use"] == 0

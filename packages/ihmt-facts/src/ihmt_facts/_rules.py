@@ -374,10 +374,21 @@ _RULES: tuple[_Rule, ...] = (
 def default_patterns() -> tuple[Pattern, ...]:
     """The built-in rules, tried in this order; the first to claim a part of a sentence wins.
 
-    Made (each regex compiled and checked) on the first call, not at import: a process
-    that never extracts a fact (``ihmt search``, ``ihmt --help``) does not pay for it.
+    Made on the first call, not at import, and each regex compiled only when a text first
+    passes its rule's gate (``Pattern.compiled``, cached): extracting the facts of one
+    memory compiles the few rules it may match, not all of them.
     """
-    return tuple(Pattern(**rule._asdict()) for rule in _RULES)
+    return tuple(_unchecked(rule) for rule in _RULES)
+
+
+def _unchecked(rule: _Rule) -> Pattern:
+    """``rule`` as a :class:`Pattern` without compiling its regex to check it (what
+    ``Pattern(...)`` does): the built-in rules are checked by the tests, which make each
+    one with ``Pattern(...)`` and compare (tests/test_rules_compiled_on_use.py)."""
+    pattern = object.__new__(Pattern)
+    for field, value in rule._asdict().items():
+        object.__setattr__(pattern, field, value)
+    return pattern
 
 
 if TYPE_CHECKING:
