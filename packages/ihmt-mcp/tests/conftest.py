@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,32 @@ def tools_json() -> Callable[[Any], str]:
 @pytest.fixture
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("IHMT_")}
+
+
+# ---------------------------------------------------------------------- sync: machines
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """A bare git repository on local disk, with ``main`` as its branch: the remote
+    that synced machines share."""
+    bare = tmp_path / "remote.git"
+    for args in (
+        ["git", "init", "--quiet", "--bare", str(bare)],
+        ["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"],
+    ):
+        subprocess.run(args, check=True, capture_output=True)
+    return bare
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Iterator[Callable[[str], Memory]]:
+    """``machine(name)``: a memory of its own, as on another computer."""
+    opened: list[Memory] = []
+
+    def make(name: str) -> Memory:
+        memory = Memory.init(tmp_path / name / "ihmt_memory", semantic="off")
+        opened.append(memory)
+        return memory
+
+    yield make
+    for memory in opened:
+        memory.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,28 +36,6 @@ def git(folder: Path, *args: str) -> str:
     )
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    return bare
-
-
-@pytest.fixture
-def machine(tmp_path: Path) -> Iterator[Callable[[str], Memory]]:
-    opened: list[Memory] = []
-
-    def make(name: str) -> Memory:
-        memory = Memory.init(tmp_path / name / "ihmt_memory", semantic="off")
-        opened.append(memory)
-        return memory
-
-    yield make
-    for memory in opened:
-        memory.close()
 
 
 def sync_at(memory: Memory, when: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,29 +63,6 @@ def every_object_text(repo: Path) -> str:
         check=True,
     )
     return done.stdout
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True, capture_output=True)
-    git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    return bare
-
-
-@pytest.fixture
-def machine(tmp_path: Path) -> Iterator[Callable[[str], Memory]]:
-    """``machine(name)``: a memory of its own, as on another computer."""
-    opened: list[Memory] = []
-
-    def make(name: str) -> Memory:
-        memory = Memory.init(tmp_path / name / "ihmt_memory", semantic="off")
-        opened.append(memory)
-        return memory
-
-    yield make
-    for memory in opened:
-        memory.close()
 
 
 def ids(memory: Memory) -> set[str]:

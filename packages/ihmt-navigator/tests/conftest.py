@@ -65,6 +65,13 @@ def consolidator(store: Store) -> Consolidator:
     return Consolidator(store, summarizer_for("heuristic", frequencies=store), frequencies=store)
 
 
+@pytest.fixture(name="story_notes")
+def story_notes_fixture() -> list[Note]:
+    """The story's (domain, date, text) notes: people sharing a first name, two homes,
+    decisions, hosts and their corrections."""
+    return list(STORY)
+
+
 @pytest.fixture(name="fill")
 def fill_fixture() -> Callable[..., list[str]]:
     """Put (domain, date, text) notes into a store; returns their ids."""

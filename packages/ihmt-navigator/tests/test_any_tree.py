@@ -17,26 +17,13 @@ from ihmt_navigator import Consolidator, Navigator, SearchResult
 from ihmt_store import Correction, Store
 from ihmt_store.testing import make_leaf
 
-NOTES = [
-    ("personal", "2024-03-11", "I live in Madrid, in a flat near Retiro park."),
-    ("personal", "2024-07-22", "Vacaciones en Benidorm con Luis Pardo, mi primo; comimos paella."),
-    ("personal", "2026-08-30", "Fin de semana en El Saler con Luis Soler y su perro Toby."),
-    ("work", "2024-11-30", "Cierre de trimestre: Luis Marín revisó el pull request de facturas."),
-    ("personal", "2026-02-03", "I moved to Valencia; the new flat is in Ruzafa."),
-    ("decisions", "2025-05-02", "We decided to use Pulumi for the falcon scheduler: typed stacks."),
-    ("infra", "2025-01-10", "The staging host of falcon runs PostgreSQL 15 on port 5432."),
-    ("infra", "2026-02-20", "Staging moved to PostgreSQL 17 last week; falcon migrations passed."),
-    ("infra", "2025-03-01", "prod-eu runs nginx 1.25 behind the load balancer; TLS ends at nginx."),
-    ("decisions", "2025-06-11", "Falcon billing uses Stripe webhooks; retries keyed by event id."),
-    *(
-        (
-            "infra",
-            f"2025-0{1 + n % 9}-1{n % 10}",
-            f"The falcon worker {n} drains queue q{n} nightly.",
-        )
-        for n in range(14)
-    ),
+Note = tuple[str, str, str]
+
+EXTRA: list[Note] = [
+    ("infra", f"2025-0{1 + n % 9}-1{n % 10}", f"The falcon worker {n} drains queue q{n} nightly.")
+    for n in range(14)
 ]
+"""More memories of one domain, so that the two machines' groupings differ."""
 
 QUESTIONS = (
     "why did we pick Pulumi for the scheduler?",
@@ -50,13 +37,18 @@ QUESTIONS = (
 
 
 def _machine(
-    store: Store, group: Callable[[Store], Consolidator], order: list[int], *, every: int
+    store: Store,
+    group: Callable[[Store], Consolidator],
+    notes: list[Note],
+    order: list[int],
+    *,
+    every: int,
 ) -> Navigator:
     """Save the memories in ``order``, consolidating after every ``every`` saves (what
     a machine does as saves and pulls reach it), then correct the same two memories."""
     ids: dict[int, str] = {}
     for step, i in enumerate(order, start=1):
-        domain, when, text = NOTES[i]
+        domain, when, text = notes[i]
         leaf = make_leaf(text, domain=domain, timestamp=when, position=i)
         ids[i] = store.put_leaf(leaf).leaf_id
         if step % every == 0:
@@ -76,13 +68,16 @@ def _replicated(result: SearchResult) -> list[str]:
 
 
 def test_two_machines_with_different_trees_answer_alike(
-    make_store: Callable[..., Store], consolidator: Callable[[Store], Consolidator]
+    make_store: Callable[..., Store],
+    consolidator: Callable[[Store], Consolidator],
+    story_notes: list[Note],
 ) -> None:
-    order = list(range(len(NOTES)))
+    notes = [*story_notes, *EXTRA]
+    order = list(range(len(notes)))
     shuffled = order[:]
     random.Random(18).shuffle(shuffled)
-    first = _machine(make_store(name="first"), consolidator, order, every=1)
-    second = _machine(make_store(name="second"), consolidator, shuffled, every=5)
+    first = _machine(make_store(name="first"), consolidator, notes, order, every=1)
+    second = _machine(make_store(name="second"), consolidator, notes, shuffled, every=5)
     trees = [sorted(e.id for e in nav.store.iter_entries("branch")) for nav in (first, second)]
     assert trees[0] != trees[1], "the two machines must have grouped their memories apart"
     for question in QUESTIONS:
