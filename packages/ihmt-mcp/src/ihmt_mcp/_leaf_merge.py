@@ -146,7 +146,7 @@ def stash(git_dir: Path, path: str, kept: bytes, other: bytes, head: str) -> Pat
     the same file again."""
     folder = git_dir / LEAF_MERGES
     folder.mkdir(parents=True, exist_ok=True)
-    leaf_id = Path(path).stem
+    leaf_id = ReplicaFile.of(path).leaf_id or Path(path).stem
     record = {
         "leaf": leaf_id,
         "path": path,

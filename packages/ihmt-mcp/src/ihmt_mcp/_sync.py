@@ -75,11 +75,11 @@ MAX_PUSH_RETRIES = 3
 NETWORK_TIMEOUT_S = 300.0
 LOCAL_TIMEOUT_S = 600.0
 STALE_LOCK_S = 600.0
+"""Where no process table can be read: an index lock older than this is stale."""
 APPLY_SLICE = 2000
 """Pulled paths refreshed per hold of the store lock."""
 GIT_WAIT_S = 30.0
 """How long a sync waits for a git process still working in the store (a killed sync's)."""
-"""Where no process table can be read: an index lock older than this is stale."""
 
 SETUP_FILES = (".gitignore", ".gitattributes", PURGED_FILE)
 """Tracked beside the memory's files: what ``--init`` writes, and the purge record."""
@@ -818,8 +818,8 @@ class Sync:
         ]
         if not paths:
             return
-        ours = _blobs(git, before, paths)
-        theirs = _blobs(git, upstream, paths)
+        ours = _blob_ids(git, before, paths)
+        theirs = _blob_ids(git, upstream, paths)
         hashed = git.run(
             "hash-object", "--no-filters", "--stdin-paths", input_text="\n".join(paths) + "\n"
         )
@@ -1790,8 +1790,9 @@ def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def _blobs(git: _Git, commit: str, paths: Sequence[str]) -> dict[str, str]:
-    """The blob of each of ``paths`` in ``commit`` (paths it lacks are left out)."""
+def _blob_ids(git: _Git, commit: str, paths: Sequence[str]) -> dict[str, str]:
+    """The blob id of each of ``paths`` in ``commit`` (paths it lacks are left out): one
+    ``git ls-tree``. (The merge driver's ``_blobs`` reads contents, with no store import.)"""
     listed = git.run("ls-tree", "-z", "--full-tree", commit, "--", *paths).stdout
     found: dict[str, str] = {}
     for entry in listed.split("\0"):
