@@ -111,7 +111,7 @@ def is_test_path(source: str) -> bool:
 
 
 def rarity(total: int, df: int) -> float:
-    """How much a word found in ``df`` of the store's ``total`` items weighs when the
+    """How much a word found in ``df`` of the store's ``total`` leaves weighs when the
     navigator judges an answer: how much of the question a memory holds (coverage), a
     stray match, a name the store has never seen, a word that points at a project.
 
@@ -129,7 +129,7 @@ class _Start(NamedTuple):
     """Taken when a call starts, before the store is asked anything else."""
 
     total: int
-    """Items in the store (at least 1)."""
+    """Leaves in the store (at least 1)."""
     before: IOStats
     """The store's reads so far."""
 
@@ -149,7 +149,7 @@ class _Query:
     c_terms: list[str] = field(default_factory=list)
     """The clue's terms that are not the question's."""
     total: int
-    """Items in the store when the call started (at least 1)."""
+    """Leaves in the store when the call started (at least 1)."""
     df: dict[str, int]
     """How many items hold each of ``q_terms``: fetched once per call."""
     weights: dict[str, float]
@@ -182,19 +182,13 @@ class _Query:
         return as_of is None or (entry.outdated_on or "") <= as_of
 
     def admits(self, entry: Entry) -> bool:
-        """Dated by the cutoff, and of the scope asked for."""
+        """A memory dated by the cutoff, and of the scope asked for (search ranks leaves
+        only)."""
         as_of = self.as_of
-        if as_of is not None:
-            if entry.kind == "leaf" and entry.timestamp > as_of:
-                return False
-            if entry.kind == "branch" and (entry.time_end or entry.timestamp) > as_of:
-                return False
+        if as_of is not None and entry.timestamp > as_of:
+            return False
         scope = self.options.scope
-        if scope != "all" and entry.kind == "leaf":
-            is_test = is_test_path(entry.source)
-            if (scope == "main") == is_test:
-                return False
-        return True
+        return scope == "all" or (scope == "main") != is_test_path(entry.source)
 
     def passes(self, entry: Entry) -> bool:
         """The filters BM25's query applies, checked on a catalog entry."""
