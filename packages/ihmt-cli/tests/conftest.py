@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,3 +127,65 @@ def leaf_count() -> Callable[[Path], int]:
             opened.close()
 
     return count
+
+
+def machine_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of an ``ihmt`` standing for one machine of a sync test: its home,
+    words only, no ``GIT_*`` of the caller's (``extra`` may set some)."""
+    base = {k: v for k, v in child_env(home).items() if not k.startswith("GIT_")}
+    return {**base, "IHMT_SEMANTIC": "off", **extra}
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """A bare git repository in tmp_path, HEAD on ``main``: the remote of a sync test."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    subprocess.run(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
+    return bare
+
+
+@pytest.fixture
+def machine() -> Callable[..., Any]:
+    """Run ``ihmt --json ARGS`` as the machine whose home is given (keyword arguments go
+    to its environment); assert it succeeded and return its JSON answer."""
+
+    def run(home: Path, *args: str, **extra: str) -> Any:
+        done = subprocess.run(
+            [ihmt_executable(), "--json", *args],
+            capture_output=True,
+            text=True,
+            env=machine_env(home, **extra),
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, f"ihmt {' '.join(args)}: {done.stderr}"
+        return json.loads(done.stdout)
+
+    return run
+
+
+@pytest.fixture
+def kill_sync_at_mark() -> Callable[..., None]:
+    """Start ``ihmt --json sync`` as the machine of ``home``, wait until a git hook of the
+    test touches ``mark`` (``IHMT_TEST_FREEZE_MARK``; the hook then sleeps), and SIGKILL
+    the sync with every git it started."""
+
+    def kill(home: Path, mark: Path, **extra: str) -> None:
+        proc = subprocess.Popen(
+            [ihmt_executable(), "--json", "sync"],
+            env=machine_env(home, IHMT_TEST_FREEZE_MARK=str(mark), **extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert mark.exists(), proc.communicate(timeout=60)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+    return kill

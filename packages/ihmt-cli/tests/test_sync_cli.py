@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,14 +29,6 @@ STATUS_KEYS = {
     "error",
     "every",
 }
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
-    subprocess.run(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
-    return bare
 
 
 def test_init_sync_and_status_between_two_machines(
@@ -209,23 +198,15 @@ sleep 30
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the hook reads /proc")
 def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
-    tmp_path: Path, remote: Path
+    tmp_path: Path,
+    remote: Path,
+    machine: Callable[..., Any],
+    kill_sync_at_mark: Callable[..., None],
 ) -> None:
     """A machine that wrote nothing pulls by a fast-forward: the files and the index move
     first, then HEAD. SIGKILLed in between, the next sync finishes it: HEAD on the
     remote's commit, nothing of the other machine's sent back as this one's own."""
-    ihmt = str(Path(sys.executable).parent / "ihmt")
-
-    def run(home: Path, *args: str, **extra: str) -> dict[str, object]:
-        env = {**os.environ, "IHMT_HOME": str(home), "IHMT_PROJECT": "", **extra}
-        env["IHMT_SEMANTIC"] = "off"
-        done = subprocess.run(
-            [ihmt, "--json", *args], capture_output=True, text=True, env=env, timeout=120
-        )
-        assert done.returncode == 0, done.stderr
-        answer: dict[str, object] = json.loads(done.stdout)
-        return answer
-
+    run = machine
     a, b = tmp_path / "a", tmp_path / "b"
     run(a, "init")
     run(a, "save", "The office printer is on the second floor.")
@@ -237,25 +218,9 @@ def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
     (hooks / "reference-transaction").chmod(0o755)
     store_b = b / "ihmt_memory"
     subprocess.run(["git", "-C", str(store_b), "config", "core.hooksPath", str(hooks)], check=True)
-    (new_id,) = run(a, "save", "The printer toner is ordered on Fridays.")["ids"]  # type: ignore[misc]
+    (new_id,) = run(a, "save", "The printer toner is ordered on Fridays.")["ids"]
     run(a, "sync")
-    mark = tmp_path / "frozen"
-    env = {**os.environ, "IHMT_HOME": str(b), "IHMT_PROJECT": "", "IHMT_SEMANTIC": "off"}
-    env.update({"IHMT_TEST_FREEZE": "update-ref:prepared", "IHMT_TEST_FREEZE_MARK": str(mark)})
-    proc = subprocess.Popen(
-        [ihmt, "--json", "sync"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 120
-    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert mark.exists(), proc.communicate(timeout=60)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    kill_sync_at_mark(b, tmp_path / "frozen", IHMT_TEST_FREEZE="update-ref:prepared")
     head = subprocess.run(
         ["git", "-C", str(store_b), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout

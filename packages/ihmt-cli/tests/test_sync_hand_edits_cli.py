@@ -8,12 +8,10 @@ the version the leaf did not keep.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,6 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the hook reads /proc"),
 ]
 
-IHMT = str(Path(sys.executable).parent / "ihmt")
 ORIGINAL = "The release branch is cut on Mondays and frozen for two days."
 EARLIER = "The release branch is cut on Tuesdays and frozen for two days."
 LATER = "The release branch is cut on Wednesdays and frozen for one day only."
@@ -41,25 +38,6 @@ case " $(tr '\\0' ' ' < /proc/$PPID/cmdline) " in *" merge "*) ;; *) exit 0 ;; e
 touch "$IHMT_TEST_FREEZE_MARK"
 sleep 30
 """
-
-
-def env(home: Path, **extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return {**base, "IHMT_HOME": str(home), "IHMT_PROJECT": "", "IHMT_SEMANTIC": "off", **extra}
-
-
-def ihmt(home: Path, *args: str, **extra: str) -> Any:
-    done = subprocess.run(
-        [IHMT, "--json", *args],
-        capture_output=True,
-        text=True,
-        env=env(home, **extra),
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, f"ihmt {' '.join(args)}: {done.stderr}"
-    return json.loads(done.stdout)
 
 
 def edit_by_hand(home: Path, leaf_id: str, text: str) -> None:
@@ -79,12 +57,11 @@ def texts(home: Path) -> dict[str, str]:
 
 def test_two_hand_edits_converge_and_a_sync_killed_after_its_merge_is_finished(
     tmp_path: Path,
+    remote: Path,
+    machine: Callable[..., Any],
+    kill_sync_at_mark: Callable[..., None],
 ) -> None:
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
-    subprocess.run(
-        ["git", "-C", str(remote), "symbolic-ref", "HEAD", "refs/heads/main"], check=True
-    )
+    ihmt = machine
     a, b = tmp_path / "a", tmp_path / "b"
     ihmt(a, "init")
     (leaf_id,) = ihmt(a, "save", ORIGINAL, "--domain", "process")["ids"]
@@ -108,21 +85,7 @@ def test_two_hand_edits_converge_and_a_sync_killed_after_its_merge_is_finished(
     # b edits again (a second hand edit, later still), and is killed right after the
     # merge of a's side, before it saved the version its leaf did not keep.
     edit_by_hand(b, leaf_id, EARLIER + " Ask the release manager first.")
-    mark = tmp_path / "frozen"
-    proc = subprocess.Popen(
-        [IHMT, "--json", "sync"],
-        env=env(b, IHMT_TEST_FREEZE_MARK=str(mark), GIT_COMMITTER_DATE="2026-05-05T09:00:00Z"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 120
-    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert mark.exists(), proc.communicate(timeout=60)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    kill_sync_at_mark(b, tmp_path / "frozen", GIT_COMMITTER_DATE="2026-05-05T09:00:00Z")
     stashed = list((b / "ihmt_memory" / ".git" / "ihmt" / "leaf-merges").glob("*.json"))
     assert stashed, "the kill came after the driver stashed the other version"
 
