@@ -89,11 +89,11 @@ def _rewrite(root: Path, todo: list[tuple[Path, bytes, bytes]]) -> int:
             continue
         if leaf.outdated_by is None:
             continue
-        target = root / note_rel(migrated_note(leaf.leaf_id, leaf.outdated_by))
+        note = migrated_note(leaf.leaf_id, leaf.outdated_by)
+        target = root / note_rel(note)
         if target.exists():
             continue  # written by a run that was killed before its header
-        data = migrated_note(leaf.leaf_id, leaf.outdated_by).to_bytes()
-        notes.append((write_temp(target, data), target))
+        notes.append((write_temp(target, note.to_bytes()), target))
     _land(notes)
     leaves = [(write_temp(full, new, mkdir=False), full) for full, _, new in todo]
     _land(leaves)

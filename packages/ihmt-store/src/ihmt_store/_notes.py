@@ -19,14 +19,14 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal
 
-from ihmt_store._files import TEMP_SUFFIX, atomic_write, json_bytes, load_object
+from ihmt_store._files import TEMP_SUFFIX, atomic_write, json_bytes, load_object, read_json
 from ihmt_store._index import Entry, Index, leaf_row
 from ihmt_store._layout import FORGOTTEN_DIR, NOTES_DIR
 from ihmt_store._records import Correction, Leaf, check_id, normalize_timestamp
@@ -43,13 +43,14 @@ __all__ = [
     "fold",
     "index_leaf",
     "is_tombstoned",
-    "note_files",
-    "refold",
-    "state_of",
     "migrated_note",
+    "newest",
+    "note_files",
     "note_rel",
     "parse_note",
     "read_notes",
+    "refold",
+    "state_of",
     "tombstone_bytes",
     "tombstone_rel",
 ]
@@ -212,6 +213,11 @@ class Folded:
     """The newest ``at`` among the notes (the clock moves past it)."""
 
 
+def newest(notes: Iterable[Note]) -> str:
+    """The newest ``at`` among ``notes`` ("" when none): what the clock moves past."""
+    return max((n.at for n in notes), default="")
+
+
 def fold(notes: Iterable[Note], forgotten: Iterable[str] = ()) -> Folded:
     """The state ``notes`` give a memory, in the one total order (at, machine, name).
 
@@ -291,7 +297,7 @@ class Clock:
         if self._machine:
             return
         try:
-            obj = json.loads(self.path.read_text(encoding="utf-8"))
+            obj = read_json(self.path)
             machine = str(obj["machine"])
             if not re.match(r"^m-[0-9a-f]{8,32}$", machine):
                 raise ValueError(machine)
@@ -351,6 +357,7 @@ _KEEP: Any = object()
 
 def is_tombstoned(root: Path, leaf_id: str, gone: Iterable[str] = ()) -> bool:
     """Whether ``leaf_id`` is forgotten: a tombstone on disk, or one staged (``gone``)."""
+    # Not tombstone_rel: the ids here may come unchecked from a merge's paths.
     return leaf_id in gone or (root / FORGOTTEN_DIR / f"{leaf_id}.json").is_file()
 
 
@@ -361,10 +368,13 @@ def state_of(
     header: Correction | None = None,
     staged: Iterable[Note] = (),
     gone: Iterable[str] = (),
+    on_disk: Sequence[Note] | None = None,
 ) -> Folded:
-    """The fold of a leaf's notes on disk, the notes ``staged`` in a batch, and a
-    format-1 header's correction (``header``, read as the note its migration writes)."""
-    notes = [*read_notes(root, leaf_id), *staged]
+    """The fold of a leaf's notes on disk (``on_disk`` when the caller has read them),
+    the notes ``staged`` in a batch, and a format-1 header's correction (``header``,
+    read as the note its migration writes)."""
+    disk = read_notes(root, leaf_id) if on_disk is None else on_disk
+    notes = [*disk, *staged]
     if header is not None:
         notes.append(migrated_note(leaf_id, header))
     gone = set(gone)
@@ -411,13 +421,14 @@ def refold(
     *,
     staged: Iterable[Note] = (),
     gone: Iterable[str] = (),
+    on_disk: Sequence[Note] | None = None,
 ) -> Folded | None:
     """Fold a catalogued leaf's notes again and keep the result; None when the leaf is
     not in the catalog (its notes wait for it)."""
     entry = index.get(leaf_id)
     if entry is None or entry.kind != "leaf":
         return None
-    folded = state_of(root, leaf_id, staged=staged, gone=gone)
+    folded = state_of(root, leaf_id, staged=staged, gone=gone, on_disk=on_disk)
     correction = folded.outdated_by
     index.set_status(
         leaf_id,

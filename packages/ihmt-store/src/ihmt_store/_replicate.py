@@ -8,13 +8,12 @@ in step with them and answers an :class:`AppliedChanges`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from ihmt_store._files import HEADER_END, parse_leaf, without_format1_keys
+from ihmt_store._files import HEADER_END, load_object, parse_leaf, without_format1_keys
 from ihmt_store._layout import (
     BRANCH_DIR,
     CONFIG_FILE,
@@ -28,6 +27,7 @@ from ihmt_store._layout import (
 from ihmt_store._lifecycle import Problem
 from ihmt_store._notes import tombstone_rel
 from ihmt_store._records import Leaf, check_id
+from ihmt_store.errors import CorruptFileError
 
 __all__ = [
     "REPLICATED",
@@ -124,10 +124,9 @@ class ReplicaFile:
         """A note's operation (``outdated``, ``restored``, ``extra``), or "" when the bytes
         are not a note."""
         try:
-            obj = json.loads(data)
-        except ValueError:
+            op = load_object(data, Path("note")).get("op")
+        except CorruptFileError:
             return ""
-        op = obj.get("op") if isinstance(obj, dict) else None
         return op if op in ("outdated", "restored", "extra") else ""
 
 

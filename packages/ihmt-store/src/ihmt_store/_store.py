@@ -76,10 +76,11 @@ from ihmt_store._notes import (
     NoteOp,
     index_leaf,
     is_tombstoned,
+    newest,
     note_files,
     note_rel,
+    read_notes,
     refold,
-    state_of,
     tombstone_bytes,
     tombstone_rel,
 )
@@ -554,7 +555,8 @@ class Store(IndexLifecycle):
         """Write a note (``outdated`` with a Correction, ``restored``, ``extra`` with a
         dict) and fold the leaf again. The clock moves past the leaf's notes first."""
         clock = self._clock
-        clock.observe(state_of(self.path, leaf_id, staged=batch.notes.get(leaf_id, ())).newest)
+        on_disk = read_notes(self.path, leaf_id)  # read once: observed, then folded
+        clock.observe(newest([*on_disk, *batch.notes.get(leaf_id, ())]))
         if op == "outdated":
             assert isinstance(value, Correction)
             note = clock.note(
@@ -565,7 +567,14 @@ class Store(IndexLifecycle):
         else:
             note = clock.note("restored", leaf_id)
         batch.add_note(note)
-        refold(self.path, index, leaf_id, staged=batch.notes.get(leaf_id, ()), gone=batch.gone)
+        refold(
+            self.path,
+            index,
+            leaf_id,
+            staged=batch.notes.get(leaf_id, ()),
+            gone=batch.gone,
+            on_disk=on_disk,
+        )
 
     def _unbury(self, batch: Batch, leaf_id: str) -> None:
         """A forgotten memory saved again: its tombstone goes (the save wins).
@@ -932,9 +941,8 @@ class Store(IndexLifecycle):
             ids = {*changed.leaves.values(), *changed.notes, *changed.tombstones}
             known = {k: v for k, v in index.get_many(sorted(ids)).items() if v.kind == "leaf"}
             # A tombstone wins over a leaf file or a note a merge brought back.
-            for leaf_id in sorted(ids):
-                if not is_tombstoned(root, leaf_id):
-                    continue
+            tombstoned = {leaf_id for leaf_id in ids if is_tombstoned(root, leaf_id)}
+            for leaf_id in sorted(tombstoned):
                 entry = known.get(leaf_id)
                 files = {rel for rel, i in changed.leaves.items() if i == leaf_id}
                 files = {rel for rel in files if os.path.lexists(root / rel)}
@@ -948,7 +956,7 @@ class Store(IndexLifecycle):
                 if entry is not None or files:
                     removed.add(leaf_id)
             for rel, leaf_id in sorted(changed.leaves.items()):
-                if leaf_id in batch.gone or is_tombstoned(root, leaf_id):
+                if leaf_id in tombstoned:
                     continue
                 outcome = self._apply_leaf(batch, index, rel, leaf_id, known.get(leaf_id), problems)
                 if outcome is not None:
@@ -957,9 +965,7 @@ class Store(IndexLifecycle):
                     {"added": added, "annotated": annotated, "removed": removed}[verdict].add(
                         leaf_id
                     )
-            for leaf_id in sorted(changed.notes - set(changed.leaves.values())):
-                if leaf_id in batch.gone or is_tombstoned(root, leaf_id):
-                    continue
+            for leaf_id in sorted(changed.notes - set(changed.leaves.values()) - tombstoned):
                 entry = index.get(leaf_id)
                 if entry is None or entry.kind != "leaf":
                     continue  # its leaf has not arrived: folded when it does
