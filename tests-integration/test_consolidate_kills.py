@@ -20,28 +20,16 @@ import pytest
 
 from ihmt_navigator import Consolidator, HeuristicSummarizer
 from ihmt_store import Store, StoreConfig
-from ihmt_store.testing import make_leaf
+from ihmt_store.testing import killed_at_rename, make_leaf
 
 # Dies by SIGKILL at the K-th file rename of a forced consolidation: the fault is real
 # (the kernel kills the process between two renames); only the moment is chosen.
-KILLED_AT = textwrap.dedent(
+KILLED_AT = killed_at_rename(
     """
-    import os, signal, sys
     from ihmt_navigator import Consolidator, HeuristicSummarizer
     from ihmt_store import Store
-    path, k = sys.argv[1], int(sys.argv[2])
-    real = os.replace
-    done = 0
-    def counting(src, dst):
-        global done
-        done += 1
-        if done == k:
-            os.kill(os.getpid(), signal.SIGKILL)
-        real(src, dst)
-    os.replace = counting
     store = Store.open(path)
     Consolidator(store, HeuristicSummarizer()).consolidate(force=True)
-    print(done)
     """
 )
 

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from ihmt_store import Branch, ChildRef, Correction, Store
-from ihmt_store.testing import make_leaf
+from ihmt_store.testing import killed_at_rename, make_leaf
 
 
 def _v1_leaf_bytes(head: dict[str, object], text: str) -> bytes:
@@ -139,22 +139,10 @@ def test_two_copies_of_a_store_migrate_to_the_same_files(tmp_path: Path) -> None
 
 # Dies by SIGKILL at the K-th file rename of the migration (the kernel kills the process
 # between two renames; only the moment is chosen), or after a random delay.
-KILLED_AT = textwrap.dedent(
+KILLED_AT = killed_at_rename(
     """
-    import os, signal, sys
     from ihmt_store import Store
-    path, k = sys.argv[1], int(sys.argv[2])
-    real = os.replace
-    done = 0
-    def counting(src, dst):
-        global done
-        done += 1
-        if done == k:
-            os.kill(os.getpid(), signal.SIGKILL)
-        real(src, dst)
-    os.replace = counting
     Store.open(path).close()
-    print(done)
     """
 )
 

@@ -6,6 +6,7 @@ Public on purpose: a sibling's tests build real stores with these instead of moc
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from ihmt_store._records import Leaf, leaf_id_for
 from ihmt_store._store import Store
 
-__all__ = ["make_leaf", "store_with"]
+__all__ = ["killed_at_rename", "make_leaf", "store_with"]
 
 
 def make_leaf(
@@ -43,3 +44,29 @@ def store_with(
         leaves.append(make_leaf(text, domain=domain, position=position, **leaf_fields))
     stored = store.put_leaves(leaves)
     return store, stored
+
+
+_KILLED_AT_RENAME = """\
+import os, signal, sys
+path, k = sys.argv[1], int(sys.argv[2])
+real = os.replace
+done = 0
+def counting(src, dst):
+    global done
+    done += 1
+    if done == k:
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(src, dst)
+os.replace = counting
+"""
+
+
+def killed_at_rename(body: str) -> str:
+    """Python source for ``python -c SOURCE PATH K``: it runs ``body`` (which sees
+    ``path``) and dies by SIGKILL at its K-th ``os.replace``, then prints how many
+    renames it made when it lives to the end.
+
+    The fault is real (the kernel kills the process between two renames); only the
+    moment is chosen.
+    """
+    return _KILLED_AT_RENAME + textwrap.dedent(body).strip() + "\nprint(done)\n"
