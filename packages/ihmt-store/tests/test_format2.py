@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -113,6 +114,34 @@ def _notes_from_three_machines(tmp_path: Path) -> tuple[Store, list[Store], str,
     a.annotate(target, extra={"owner": "a"})
     rels = sorted({rel for m in machines for rel in _files(m.path, "notes")})
     return origin, machines, target, rels
+
+
+def test_a_note_file_is_as_format_md_describes(tmp_path: Path) -> None:
+    """FORMAT.md, Notes: one line of JSON, a salt of 16 to 78 hex characters first, a
+    name made of ``at``, the machine and random hex; the machine id kept in
+    ``state/clock.json``, and a new one once ``state/`` is discarded."""
+    store, (old, new) = store_with(tmp_path / "m", ["First said.", "Said better."])
+    with store:
+        store.annotate(old.leaf_id, outdated_by=Correction(by=new.leaf_id, date="2026-05-01"))
+        store.annotate(old.leaf_id, extra={"k": 1})
+    machines = set()
+    for path in sorted((store.path / "notes" / old.leaf_id).iterdir()):
+        data = path.read_bytes()
+        assert data.endswith(b"\n") and data.count(b"\n") == 1
+        obj = json.loads(data)
+        assert next(iter(obj)) == "salt"
+        assert re.fullmatch(r"[0-9a-f]{16,78}", obj["salt"])
+        assert re.fullmatch(r"m-[0-9a-f]+", obj["machine"])
+        stamp = obj["at"].replace("-", "").replace(":", "")
+        assert re.fullmatch(rf"{re.escape(stamp)}-{obj['machine']}-[0-9a-f]+\.json", path.name)
+        machines.add(obj["machine"])
+    clock = json.loads((store.path / "state" / "clock.json").read_text())
+    assert machines == {clock["machine"]}
+    shutil.rmtree(store.path / "state")
+    with Store.open(store.path) as again:
+        again.annotate(old.leaf_id, extra={"k": 2})
+    later = {json.loads(p.read_bytes())["machine"] for p in (store.path / "notes").rglob("*.json")}
+    assert len(later - machines) == 1
 
 
 def test_the_fold_is_the_same_in_every_order(tmp_path: Path) -> None:

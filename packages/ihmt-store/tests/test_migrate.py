@@ -89,6 +89,9 @@ def _check_migrated(root: Path, expected: dict[str, tuple[str, object, object]])
                     by=correction["leaf_id"], date=correction["date"], reason=correction["reason"]
                 )
                 assert len(notes) == 1  # a re-run never duplicates it
+                # FORMAT.md, Migration: at = the correction's date, machine m-format1.
+                note = json.loads(notes[0].read_bytes())
+                assert (note["machine"], note["at"]) == ("m-format1", "2026-03-04T00:00:00.000Z")
         assert store.stats().unreachable == 0
         assert not list(root.rglob("*.ihmt-tmp"))
 
