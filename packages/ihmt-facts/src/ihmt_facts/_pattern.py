@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import string
@@ -91,6 +92,20 @@ class Pattern:
                 normalize_attribute(self.attribute)
             except InvalidFactError as exc:
                 raise InvalidPatternError(self.name, str(exc)) from None
+
+    @classmethod
+    def _unchecked(cls, **fields: object) -> Pattern:
+        """A rule made without :meth:`__post_init__`'s check, which compiles the regex:
+        for rules checked elsewhere (the built-in ones, by
+        ``tests/test_rules_compiled_on_use.py``), so each compiles only when first used.
+        Every field not given takes its default."""
+        made = object.__new__(cls)
+        for spec in dataclasses.fields(cls):
+            value = fields.get(spec.name, spec.default)
+            if value is dataclasses.MISSING:
+                raise TypeError(f"Pattern._unchecked needs {spec.name!r}")
+            object.__setattr__(made, spec.name, value)
+        return made
 
     @property
     def compiled(self) -> re.Pattern[str]:

@@ -378,17 +378,8 @@ def default_patterns() -> tuple[Pattern, ...]:
     passes its rule's gate (``Pattern.compiled``, cached): extracting the facts of one
     memory compiles the few rules it may match, not all of them.
     """
-    return tuple(_unchecked(rule) for rule in _RULES)
-
-
-def _unchecked(rule: _Rule) -> Pattern:
-    """``rule`` as a :class:`Pattern` without compiling its regex to check it (what
-    ``Pattern(...)`` does): the built-in rules are checked by the tests, which make each
-    one with ``Pattern(...)`` and compare (tests/test_rules_compiled_on_use.py)."""
-    pattern = object.__new__(Pattern)
-    for field, value in rule._asdict().items():
-        object.__setattr__(pattern, field, value)
-    return pattern
+    # Checked by tests/test_rules_compiled_on_use.py, which makes each with Pattern(...).
+    return tuple(Pattern._unchecked(**rule._asdict()) for rule in _RULES)
 
 
 if TYPE_CHECKING:
