@@ -24,15 +24,11 @@ uses the leaves' statistics alone, and the whole answer is compared.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,12 +38,20 @@ import mcp_types as types
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-
-from ihmt_store import Store
+from sync_machines import (
+    Machine,
+    bare_remote,
+    conflict_markers,
+    git,
+    leaf_files,
+    leaves,
+    make_machine,
+    rebuilt,
+    seed,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-IHMT = [str(Path(sys.executable).parent / "ihmt")]
 ROUNDS = 3
 SAVES_PER_ROUND = 3
 """Per machine and round: 3 machines x 3 rounds x 3 saves, plus the corrections."""
@@ -67,129 +71,6 @@ TOPICS = (
 
 
 DEFAULT_SEED = 4242
-
-
-def seed() -> int:
-    chosen = os.environ.get("IHMT_SYNC_SEED") or str(DEFAULT_SEED)
-    return random.SystemRandom().randrange(10**6) if chosen == "random" else int(chosen)
-
-
-@dataclass
-class Machine:
-    """One computer: its own IHMT_HOME, HOME and store; ``ihmt`` run as a subprocess."""
-
-    name: str
-    home: Path
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def store(self) -> Path:
-        return self.home / "ihmt_memory"
-
-    def run(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*IHMT, *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.home.parent,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-
-    def ok(self, *args: str) -> dict[str, Any]:
-        """``ihmt --json ARGS``, which must succeed; its JSON answer."""
-        done = self.run("--json", *args)
-        assert done.returncode == 0, f"{self.name}: ihmt {' '.join(args)}: {done.stderr}"
-        answer: dict[str, Any] = json.loads(done.stdout)
-        return answer
-
-    def git(self, *args: str) -> str:
-        return git(self.store, *args)
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"},
-    )
-    assert done.returncode == 0, f"git {' '.join(args)} in {folder}: {done.stderr}"
-    return done.stdout
-
-
-def make_machine(tmp_path: Path, name: str) -> Machine:
-    home = tmp_path / name / "ihmt"
-    user_home = tmp_path / name / "user"
-    user_home.mkdir(parents=True)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("IHMT_", "GIT_")) and k not in ("HOME", "XDG_CONFIG_HOME")
-    }
-    env.update(
-        {
-            "HOME": str(user_home),
-            "IHMT_HOME": str(home),
-            "IHMT_SEMANTIC": "off",
-            "IHMT_PROJECT": "",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "NO_COLOR": "1",
-        }
-    )
-    return Machine(name=name, home=home, env=env)
-
-
-def bare_remote(tmp_path: Path) -> Path:
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
-    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
-    return remote
-
-
-# ---------------------------------------------------------------------- reading a clone
-def leaves(store: Path) -> dict[str, tuple[str, str, str]]:
-    """Leaf id -> (text, status, outdated_by), as the store's catalog has them."""
-    opened = Store.open(store)
-    try:
-        texts = {leaf.leaf_id: leaf.text for leaf in opened.iter_leaves()}
-        return {
-            e.id: (texts.get(e.id, "<no text>"), e.status, e.outdated_by or "")
-            for e in opened.iter_entries("leaf")
-        }
-    finally:
-        opened.close()
-
-
-def leaf_files(store: Path) -> set[str]:
-    return {p.stem for p in (store / "layer0").rglob("*.txt")}
-
-
-def rebuilt(store: Path, scratch: Path) -> dict[str, tuple[str, str, str]]:
-    """The same view from a copy of the store whose derived state is rebuilt from files."""
-    copy = scratch / store.parent.parent.name
-    shutil.copytree(store, copy, ignore=shutil.ignore_patterns(".git"))
-    opened = Store.open(copy)
-    try:
-        report = opened.rebuild()
-        assert report.problems == (), report.problems
-    finally:
-        opened.close()
-    return leaves(copy)
-
-
-def conflict_markers(store: Path) -> list[str]:
-    found = []
-    for path in store.rglob("*"):
-        if ".git" in path.relative_to(store).parts or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if re.search(rb"^(<<<<<<<|>>>>>>>) ", data, flags=re.MULTILINE):
-            found.append(str(path.relative_to(store)))
-    return found
 
 
 def answer_of(search: dict[str, Any]) -> dict[str, Any]:
@@ -264,7 +145,7 @@ async def with_server(
 
 # ---------------------------------------------------------------------- the test
 def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Path) -> None:
-    run_seed = seed()
+    run_seed = seed(DEFAULT_SEED)
     print(f"IHMT_SYNC_SEED={run_seed}")
     rng = random.Random(run_seed)
     remote = bare_remote(tmp_path)
@@ -496,10 +377,8 @@ def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Pat
     for y, z in marked.items():
         assert views["a"][y][1:] == ("outdated", z), (y, views["a"][y])
     # The derived state refreshed pull by pull is the one a rebuild makes from the files.
-    scratch = tmp_path / "rebuilt"
-    scratch.mkdir()
     for name, m in machines.items():
-        assert rebuilt(m.store, scratch) == views[name], name
+        assert rebuilt(m.store, tmp_path / "rebuilt" / name) == views[name], name
 
     heads = {m.git("rev-parse", "HEAD").strip() for m in machines.values()}
     assert heads == {git(remote, "rev-parse", "main").strip()}

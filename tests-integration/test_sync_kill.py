@@ -26,20 +26,27 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-from ihmt_store import Store
+from sync_machines import (
+    Machine,
+    bare_remote,
+    conflict_markers,
+    git,
+    leaf_files,
+    leaves,
+    make_machine,
+    rebuilt,
+    seed,
+)
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
@@ -48,7 +55,6 @@ pytestmark = [
     ),
 ]
 
-IHMT = [str(Path(sys.executable).parent / "ihmt")]
 FREEZE_S = 2
 """How long the hook holds git at the chosen point (the test kills well before)."""
 
@@ -85,117 +91,14 @@ exit 0
 DEFAULT_SEED = 99
 
 
-def seed() -> int:
-    chosen = os.environ.get("IHMT_SYNC_SEED") or str(DEFAULT_SEED)
-    return random.SystemRandom().randrange(10**6) if chosen == "random" else int(chosen)
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"},
-    )
-    assert done.returncode == 0, f"git {' '.join(args)} in {folder}: {done.stderr}"
-    return done.stdout
-
-
-@dataclass
-class Machine:
-    name: str
-    home: Path
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def store(self) -> Path:
-        return self.home / "ihmt_memory"
-
-    def run(
-        self, *args: str, extra: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*IHMT, *args],
-            capture_output=True,
-            text=True,
-            env={**self.env, **(extra or {})},
-            cwd=self.home.parent,
-            timeout=240,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-
-    def ok(self, *args: str) -> dict[str, Any]:
-        done = self.run("--json", *args)
-        assert done.returncode == 0, f"{self.name}: ihmt {' '.join(args)}: {done.stderr}"
-        assert done.stdout.strip(), f"{self.name}: ihmt {' '.join(args)} printed nothing"
-        answer: dict[str, Any] = json.loads(done.stdout)
-        return answer
-
-    def start(self, *args: str, extra: dict[str, str]) -> subprocess.Popen[str]:
-        """``ihmt ARGS`` in a session of its own (so its process group can be killed)."""
-        return subprocess.Popen(
-            [*IHMT, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**self.env, **extra},
-            cwd=self.home.parent,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-
-def make_machine(tmp_path: Path, name: str, hooks: Path) -> Machine:
-    home = tmp_path / name / "ihmt"
-    user_home = tmp_path / name / "user"
-    user_home.mkdir(parents=True)
-    # The machine's own git settings: the freeze hook for every repository it touches
-    # (its store, and the bare remote when its push runs receive-pack there).
-    (user_home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n", encoding="utf-8")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("IHMT_", "GIT_")) and k not in ("HOME", "XDG_CONFIG_HOME")
-    }
-    env.update(
-        {
-            "HOME": str(user_home),
-            "IHMT_HOME": str(home),
-            "IHMT_SEMANTIC": "off",
-            "IHMT_PROJECT": "",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "NO_COLOR": "1",
-        }
-    )
-    return Machine(name=name, home=home, env=env)
-
-
-def leaves(store: Path) -> dict[str, tuple[str, str, str]]:
-    opened = Store.open(store)
-    try:
-        texts = {leaf.leaf_id: leaf.text for leaf in opened.iter_leaves()}
-        return {
-            e.id: (texts.get(e.id, "<no text>"), e.status, e.outdated_by or "")
-            for e in opened.iter_entries("leaf")
-        }
-    finally:
-        opened.close()
-
-
-def leaf_files(store: Path) -> set[str]:
-    return {p.stem for p in (store / "layer0").rglob("*.txt")}
-
-
-def conflict_markers(store: Path) -> list[str]:
-    found = []
-    for path in store.rglob("*"):
-        if ".git" in path.relative_to(store).parts or not path.is_file():
-            continue
-        if re.search(rb"^(<<<<<<<|>>>>>>>) ", path.read_bytes(), flags=re.MULTILINE):
-            found.append(str(path.relative_to(store)))
-    return found
+def _hooks_and_remote(tmp_path: Path) -> tuple[Path, Path]:
+    """The freeze hook in a folder of hooks, and the bare remote."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook = hooks / "reference-transaction"
+    hook.write_text(HOOK, encoding="utf-8")
+    hook.chmod(0o755)
+    return hooks, bare_remote(tmp_path)
 
 
 @dataclass
@@ -210,17 +113,10 @@ class Round:
 
 
 def test_a_sync_killed_anywhere_is_completed_by_the_next(tmp_path: Path) -> None:
-    run_seed = seed()
+    run_seed = seed(DEFAULT_SEED)
     print(f"IHMT_SYNC_SEED={run_seed}")
     rng = random.Random(run_seed)
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    hook = hooks / "reference-transaction"
-    hook.write_text(HOOK, encoding="utf-8")
-    hook.chmod(0o755)
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
-    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    hooks, remote = _hooks_and_remote(tmp_path)
 
     machines: dict[str, Machine] = {}
 
@@ -378,26 +274,12 @@ def test_a_sync_killed_anywhere_is_completed_by_the_next(tmp_path: Path) -> None
         assert conflict_markers(m.store) == []
         doctor = m.ok("doctor", "--no-connect")
         assert doctor["store"]["ok"] and doctor["store"]["unreachable"] == 0, doctor["store"]
-        copy = tmp_path / "rebuilt" / m.name
-        shutil.copytree(m.store, copy, ignore=shutil.ignore_patterns(".git"))
-        opened = Store.open(copy)
-        try:
-            assert opened.rebuild().problems == ()
-        finally:
-            opened.close()
-        assert leaves(copy) == views[m.name], m.name
+        assert rebuilt(m.store, tmp_path / "rebuilt" / m.name) == views[m.name], m.name
 
 
 def _two_machines(tmp_path: Path) -> tuple[Path, Machine, Machine, list[str]]:
     """A remote holding A's memory, and machine B not joined yet (hooks installed)."""
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    hook = hooks / "reference-transaction"
-    hook.write_text(HOOK, encoding="utf-8")
-    hook.chmod(0o755)
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
-    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    hooks, remote = _hooks_and_remote(tmp_path)
     a, b = make_machine(tmp_path, "a", hooks), make_machine(tmp_path, "b", hooks)
     a.ok("init")
     saved = [
