@@ -51,11 +51,11 @@ def leaf_bytes(leaf: Leaf) -> bytes:
     return (HEADER_START + head + HEADER_END).encode("utf-8") + leaf.text.encode("utf-8")
 
 
-def parse_leaf(data: bytes, path: Path) -> Leaf:
-    """Parse the bytes of a leaf file.
+def _split_leaf(data: bytes, path: Path) -> tuple[Any, int]:
+    """A leaf file's header, parsed as JSON, and where its text starts.
 
     Raises:
-        CorruptFileError: the header is missing, not JSON, or lacks a required key.
+        CorruptFileError: no header, one not closed, or one that is not JSON.
     """
     start = HEADER_START.encode()
     end = HEADER_END.encode()
@@ -66,8 +66,21 @@ def parse_leaf(data: bytes, path: Path) -> Leaf:
         raise CorruptFileError("leaf header is not closed by IHMT-META>>>", path=path)
     try:
         head = json.loads(data[len(start) : stop].decode("utf-8"))
-        text = data[stop + len(end) :].decode("utf-8")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
+    return head, stop + len(end)
+
+
+def parse_leaf(data: bytes, path: Path) -> Leaf:
+    """Parse the bytes of a leaf file.
+
+    Raises:
+        CorruptFileError: the header is missing, not JSON, or lacks a required key.
+    """
+    head, body = _split_leaf(data, path)
+    try:
+        text = data[body:].decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
     if not isinstance(head, dict):
         raise CorruptFileError("leaf header is not a JSON object", path=path)
@@ -91,20 +104,12 @@ def without_format1_keys(data: bytes, path: Path) -> bytes | None:
     Raises:
         CorruptFileError: the header cannot be read.
     """
-    start = HEADER_START.encode()
-    end = HEADER_END.encode()
-    stop = data.find(end, len(start) - 1)
-    if not data.startswith(start) or stop < 0:
-        raise CorruptFileError("not an IHMT leaf (no header)", path=path)
-    try:
-        head = json.loads(data[len(start) : stop].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
+    head, body = _split_leaf(data, path)
     if not isinstance(head, dict) or not any(key in head for key in FORMAT1_KEYS):
         return None
     for key in FORMAT1_KEYS:
         head.pop(key, None)
-    return (HEADER_START + _pretty(head) + HEADER_END).encode("utf-8") + data[stop + len(end) :]
+    return (HEADER_START + _pretty(head) + HEADER_END).encode("utf-8") + data[body:]
 
 
 _CHECKSUM = re.compile(rb'"checksum":\s*"([^"]*)"')
