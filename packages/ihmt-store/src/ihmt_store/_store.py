@@ -498,7 +498,7 @@ class Store(IndexLifecycle):
         caller gave (a parent, a correction) into a catalog change and a note."""
         rel = leaf_rel(leaf.leaf_id, leaf.domain)
         entry = index.get(leaf.leaf_id)
-        if entry is None or (self.path / NOTES_DIR / leaf.leaf_id).exists():
+        if entry is None:  # a catalogued leaf already holds the fold of its notes
             self._write_leaf(batch, index, bare, rel, index_only=True)
             entry = index.get(leaf.leaf_id)
         assert entry is not None
