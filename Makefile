@@ -37,6 +37,7 @@ format: sync
 # The integration tests first: their long ones (kill loops, three-machine syncs) then start
 # early instead of ending the run on one worker; an idle worker steals queued tests.
 test-unit: sync
+	bash tools/browser/install.sh
 	bash tools/agents/install.sh
 	$(RUN) pytest -n $(JOBS) --dist worksteal -q tests-integration packages tools/bench tools/dist_test.py
 

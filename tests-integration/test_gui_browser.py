@@ -2,9 +2,10 @@
 Debian's Chromium driven by Playwright for the four screens (screenshots land in
 docs/screenshots/).
 
-The browser tests skip only when ``/usr/bin/chromium`` or the ``playwright`` package is
-missing (``tools/browser/install.sh`` installs Chromium; Playwright's own browser
-download is never used).
+The browser tests fail, saying what to run, when ``/usr/bin/chromium`` or the ``playwright``
+package is missing: a skipped check would read as a passed one. ``make test`` runs
+``tools/browser/install.sh``, which installs Debian's Chromium; Playwright's own browser
+download is never used.
 """
 
 from __future__ import annotations
@@ -489,11 +490,14 @@ def test_search_reports_reads_against_the_store_total(server: Server) -> None:
 # ---------------------------------------------------------------------- the browser
 def _playwright() -> Any:
     if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: run tools/browser/install.sh")
+        pytest.fail("no /usr/bin/chromium: run tools/browser/install.sh", pytrace=False)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("the playwright package is not installed (the dev dependency group has it)")
+        pytest.fail(
+            "the playwright package is not installed: run make sync (the dev group has it)",
+            pytrace=False,
+        )
     return sync_playwright
 
 

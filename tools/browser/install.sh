@@ -15,6 +15,10 @@ if ! command -v apt-get >/dev/null 2>&1; then
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "tools/browser/install.sh: not root and no sudo; as root run: apt-get install chromium fonts-dejavu-core" >&2
+        exit 1
+    fi
     SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
