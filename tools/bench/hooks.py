@@ -19,8 +19,8 @@ new session) and ``session-start``. Wall-clock per process, p50/p95, two ways:
 and the server call), with the server's search (meaning and words, when the
 ``[semantic]`` extra is installed) and with the words-only search of a hook alone:
 
-- the realistic dev set's answerable questions (``../shared/data/realistic_dev.json``,
-  saved like ``realistic.py`` does), each asked in a new session in its project: the
+- a realistic set's answerable questions (``--data``, the format of ``realistic.py``,
+  saved as it does), each asked in a new session in its project: the
   share that gets any context, and the share whose context holds an expected memory
   (its key phrase in the text). Target >= 0.80.
 - :data:`PLAIN_PROMPTS`, 50 everyday coding requests that no memory answers, asked in
