@@ -37,7 +37,7 @@ from ihmt_store.errors import (
 if TYPE_CHECKING:
     from ihmt_store._bm25 import idf
     from ihmt_store._derived import DerivedChanges
-    from ihmt_store._index import Candidate, Entry, FieldWeights
+    from ihmt_store._fulltext import Candidate, FieldWeights
     from ihmt_store._lifecycle import Problem, Progress, RebuildReport
     from ihmt_store._records import (
         FORMAT_VERSION,
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         safe_domain,
     )
     from ihmt_store._replicate import AppliedChanges, ReplicaFile, ReplicaKind
+    from ihmt_store._rows import Entry
     from ihmt_store._store import IOStats, Store, StoreStats
 
 # The records and the store load on first use: packages that only need the error root or
@@ -84,9 +85,9 @@ _LAZY: dict[str, str] = {
     "AppliedChanges": "_replicate",
     "ReplicaFile": "_replicate",
     "ReplicaKind": "_replicate",
-    "Entry": "_index",
-    "Candidate": "_index",
-    "FieldWeights": "_index",
+    "Entry": "_rows",
+    "Candidate": "_fulltext",
+    "FieldWeights": "_fulltext",
     "idf": "_bm25",
 }
 
