@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ihmt_navigator._search import rarity
+from ihmt_navigator._query import rarity
 from ihmt_store import idf
 
 

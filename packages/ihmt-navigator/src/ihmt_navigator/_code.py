@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import ClassVar, NamedTuple
 
+from ihmt_navigator._query import CLUE_BOTH, CLUE_ONE, is_test_path
 from ihmt_navigator._records import Passage, Scope
 from ihmt_navigator._render import best_passage
-from ihmt_navigator._search import CLUE_BOTH, CLUE_ONE, is_test_path
 from ihmt_navigator._semantic import Embedder, VectorIndex
 from ihmt_store import Store, terms
 

@@ -2,7 +2,7 @@
 
 Pure functions of the question's text (and the store's normalisation of words): the
 words that only say how a question is asked, broad cues, names and identifiers, the
-period it names, and the shape of the value it asks for. ``_search`` decides with them.
+period it names, and the shape of the value it asks for. ``_decide`` decides with them.
 """
 
 from __future__ import annotations

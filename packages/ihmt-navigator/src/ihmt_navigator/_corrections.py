@@ -1,0 +1,234 @@
+"""Corrections in an answer, and the memories a correction replaces.
+
+An OUTDATED memory never outranks the one that corrected it (:func:`corrections_first`);
+of two statements about one thing the newer comes first (:func:`newer_among_ties`) and
+the older is inferred outdated for this answer only (:func:`earlier_statements`,
+:func:`mark_earlier`); every corrected hit carries a notice naming its correction
+(:func:`outdated_notices`). :func:`find_corrected` says which earlier memories a
+``replaces`` hint describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ihmt_navigator._candidates import CANDIDATES
+from ihmt_navigator._hits import build_hits
+from ihmt_navigator._match import (
+    NAMESAKE_POOL,
+    TIE_MISSING,
+    indistinct,
+    is_stray,
+    linked,
+    same_statement,
+)
+from ihmt_navigator._query import Query, new_query, started
+from ihmt_navigator._question import QUERY_FLUFF
+from ihmt_navigator._records import CorrectionMatch, Hit, SearchOptions
+from ihmt_store import Candidate, FieldWeights, Store, one_line, terms
+
+__all__ = [
+    "corrections_first",
+    "earlier_statements",
+    "find_corrected",
+    "mark_earlier",
+    "newer_among_ties",
+    "outdated_notices",
+]
+
+
+def find_corrected(
+    store: Store,
+    field_weights: FieldWeights,
+    words: str,
+    *,
+    project: str | None,
+    limit: int,
+) -> CorrectionMatch:
+    """The earlier memories that ``words`` (a ``replaces`` hint, not empty) describes:
+    :meth:`~ihmt_navigator.Navigator.find_corrected`."""
+    start = started(store)
+    q_terms = [t for t in dict.fromkeys(terms(words)) if t not in QUERY_FLUFF]
+    found = (
+        store.candidates(
+            q_terms, limit=CANDIDATES, weights=field_weights, kinds=("leaf",), project=project
+        )
+        if q_terms
+        else []
+    )
+    if not found:
+        return CorrectionMatch(status="not_found")
+    q = new_query(store, words, SearchOptions(project=project, limit=limit), start, q_terms=q_terms)
+    weights = q.weights
+    scores = {c.entry.id: c.score for c in found}
+    cover = {c.entry.id: q.coverage(c) for c in found}
+    # Equal fit, the current statement first: a hint that fits a memory and the one
+    # that corrected it equally describes what is true now.
+    ranked = sorted(
+        found,
+        key=lambda c: (
+            -round(cover[c.entry.id], 6),
+            c.entry.outdated_by is not None,
+            -scores[c.entry.id],
+            c.entry.id,
+        ),
+    )
+    best = ranked[0]
+    top = cover[best.entry.id]
+    if is_stray(q, best, top):
+        hits = build_hits(store, q, ranked[:limit], scores)
+        return CorrectionMatch(status="not_found", candidates=tuple(hits), coverage=top)
+    s1 = scores[best.entry.id]
+    close = [
+        c
+        for c in ranked[1:]
+        if not linked(best.entry, c.entry)
+        and cover[c.entry.id] >= top - TIE_MISSING
+        and scores[c.entry.id] >= s1 * (1 - store.config.ambiguity_margin)
+    ]
+    apart = all(
+        not indistinct(a, b, weights) and not indistinct(b, a, weights)
+        for i, a in enumerate([best, *close])
+        for b in close[i:]
+        if a is not b
+    )
+    targets = [best, *close] if apart else [best]
+    hits = build_hits(
+        store, q, [*targets, *(c for c in ranked[:limit] if c not in targets)], scores
+    )
+    if close and not apart:
+        return CorrectionMatch(status="ambiguous", candidates=tuple(hits), coverage=top)
+    union = tuple(dict.fromkeys(t for c in targets for t in c.matched))
+    together = q.coverage(replace(best, matched=union))
+    return CorrectionMatch(
+        status="found",
+        targets=tuple(hits[: len(targets)]),
+        candidates=tuple(hits[len(targets) :]),
+        coverage=round(together, 3),
+    )
+
+
+def corrections_first(
+    store: Store, q: Query, ranked: list[Candidate], scores: dict[str, float]
+) -> list[Candidate]:
+    """Move each OUTDATED leaf's current version (following the chain) right above it."""
+    by_id = {c.entry.id: c for c in ranked}
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for cand in ranked:
+        if cand.entry.id in placed:
+            continue
+        chain: list[Candidate] = []
+        current = cand
+        seen = {cand.entry.id}
+        while q.is_outdated(current.entry) and len(chain) < 10:
+            nxt_id = current.entry.outdated_by
+            assert nxt_id is not None
+            if nxt_id in seen:
+                break
+            seen.add(nxt_id)
+            nxt = by_id.get(nxt_id)
+            if nxt is None:
+                entry = store.entry(nxt_id)
+                if entry is None or not q.admits(entry):
+                    break
+                nxt = Candidate(entry=entry, score=cand.score, matched=())
+            # The current version answers what its outdated version matched.
+            inherited = tuple(dict.fromkeys((*nxt.matched, *current.matched)))
+            nxt = Candidate(entry=nxt.entry, score=nxt.score, matched=inherited)
+            by_id[nxt_id] = nxt
+            chain.append(nxt)
+            current = nxt
+        for newer in reversed(chain):
+            if newer.entry.id not in placed:
+                scores[newer.entry.id] = max(scores.get(newer.entry.id, 0.0), scores[cand.entry.id])
+                out.append(newer)
+                placed.add(newer.entry.id)
+        out.append(cand)
+        placed.add(cand.entry.id)
+    return out
+
+
+def newer_among_ties(
+    q: Query,
+    best: Candidate,
+    ranked: list[Candidate],
+    scores: dict[str, float],
+    tie_floor: float,
+) -> list[Candidate]:
+    """Among current memories of one scope that answer the question equally well, the
+    newest comes first: the later of two statements about one thing is the one that
+    still holds (a correction saved without ``replaces``)."""
+    if q.is_outdated(best.entry):
+        return ranked
+    ties = [
+        c
+        for c in ranked[:NAMESAKE_POOL]
+        if same_statement(q, best, c, scores, tie_floor) and set(best.matched) <= set(c.matched)
+    ]
+    newest = max(ties, key=lambda c: c.entry.timestamp, default=None)
+    if newest is None or newest.entry.timestamp <= best.entry.timestamp:
+        return ranked
+    return [newest, *(c for c in ranked if c is not newest)]
+
+
+def earlier_statements(
+    q: Query,
+    ranked: Sequence[Candidate],
+    scores: dict[str, float],
+    tie_floor: float,
+) -> set[str]:
+    """Older current memories that state what the first one states (same project,
+    same question words, half the shorter one's words shared): it corrects them
+    although nobody said so. Inferred for this answer only; nothing is recorded."""
+    first = ranked[0]
+    if q.is_outdated(first.entry):
+        return set()
+    return {
+        c.entry.id
+        for c in ranked[1:NAMESAKE_POOL]
+        if same_statement(q, first, c, scores, tie_floor)
+        and c.entry.timestamp < first.entry.timestamp
+        and set(c.matched) == set(first.matched)
+    }
+
+
+def mark_earlier(hits: list[Hit], earlier: set[str]) -> tuple[list[Hit], list[str]]:
+    """The hits with the ``earlier`` statements marked outdated by the first hit, and a
+    PROBABLY OUTDATED notice for each."""
+    first = hits[0]
+    hits = [replace(h, outdated=True, outdated_by=first.id) if h.id in earlier else h for h in hits]
+    notices = [
+        f'PROBABLY OUTDATED: "{one_line(h.excerpt, 100)}" ({h.timestamp[:10]}, {h.id}) '
+        f'says the same thing as the newer "{one_line(first.excerpt, 100)}" '
+        f"({first.timestamp[:10]}, {first.id}), which answers first. No correction was "
+        "recorded: if the old one still holds, say both."
+        for h in hits
+        if h.id in earlier
+    ]
+    return hits, notices
+
+
+def outdated_notices(store: Store, q: Query, hits: Sequence[Hit]) -> list[str]:
+    """An OUTDATED notice for each corrected hit (by the cutoff), naming the memory
+    that corrected it (the correcting entries in one catalog query)."""
+    as_of = q.as_of
+    corrected = [
+        hit
+        for hit in hits
+        if hit.outdated
+        and hit.outdated_by is not None
+        and (as_of is None or (hit.corrected_on or "") <= as_of)
+    ]
+    newer = store.entries([h.outdated_by or "" for h in corrected]) if corrected else {}
+    notices: list[str] = []
+    for hit in corrected:
+        by = newer.get(hit.outdated_by or "")
+        newer_text = one_line(by.excerpt if by else "", 120)
+        notices.append(
+            f'OUTDATED: "{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id}) was '
+            f'corrected on {(hit.corrected_on or "")[:10]} by "{newer_text}" '
+            f"({hit.outdated_by}). Answer with the current version and relay the correction."
+        )
+    return notices

@@ -1,0 +1,372 @@
+"""The decision: FOUND, AMBIGUOUS or NOT FOUND, and in which order the memories answer.
+
+:func:`decide` reads top to bottom: rank the candidates (a period the question names,
+the current project first, corrections above what they correct), then NOT FOUND when the
+question names what no memory holds, when the best memory is a stray match, or when
+only another project answers; AMBIGUOUS when the candidates are about different
+referents the question does not tell apart (namesakes, projects); otherwise the order
+of a FOUND answer (a broad question's set of memories, the newer of two statements, the
+memory holding the value asked for). The rules it applies are the functions below it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ihmt_navigator._broad import broad_order
+from ihmt_navigator._corrections import corrections_first, newer_among_ties
+from ihmt_navigator._hits import build_hits, leaf_text
+from ihmt_navigator._match import (
+    NAMESAKE_POOL,
+    indistinct,
+    is_stray,
+    linked,
+    names_project,
+    same_subject,
+    timestamp_of,
+    unseen,
+)
+from ihmt_navigator._query import IN_PERIOD, Query, rarity
+from ihmt_navigator._question import (
+    ANSWER_TYPES,
+    asked_for,
+    bare_names,
+    identifiers,
+    is_broad,
+    language_of,
+    name_terms,
+    name_words,
+)
+from ihmt_navigator._render import Answer
+from ihmt_store import Candidate, Store, terms
+
+__all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide"]
+
+DISAGREE = 0.8
+"""Confidence factor when BM25 and the embeddings put different memories first: agreement
+is right far more often than either alone."""
+CROSS_LINGUAL_COVERAGE = 0.3
+"""The word coverage credited to a memory that meaning found for a question in another
+language (the least that is not a stray match: the answer shows as LOW CONFIDENCE)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Found:
+    """A FOUND decision, before its hits are built: the memories in the order they answer."""
+
+    ranked: list[Candidate]
+    """Every candidate, the answer first."""
+    scores: dict[str, float]
+    """Each candidate's score."""
+    coverage: float
+    """How much of the question the answer holds (lowered when words and meaning
+    disagree)."""
+    margin: float
+    """The answer's lead over the best rival about another subject."""
+    tie_floor: float
+    """The score above which a memory answers as well as the first."""
+    broad: bool
+    """A broad question: the memories about its subject answer together."""
+
+
+def decide(
+    store: Store,
+    q: Query,
+    span: tuple[str, str] | None,
+    leaves: list[Candidate],
+    scores: dict[str, float],
+    *,
+    lexical_best: Candidate | None,
+    nearest: Candidate | None,
+    agree: bool,
+) -> Answer | Found:
+    """Whether the candidates answer the question (``leaves``, not empty, with their
+    ``scores``; ``span``: the period it names), and in which order.
+
+    Args:
+        lexical_best: BM25's best candidate: whether to answer at all is the words'
+            decision.
+        nearest: the candidate nearest in meaning (None without the semantic layer).
+        agree: words and meaning put the same memory first.
+
+    Returns:
+        A NOT FOUND or AMBIGUOUS :class:`Answer`, or the :class:`Found` order.
+    """
+    query, options = q.text, q.options
+    limit = options.limit
+    ranked, elsewhere = rank(store, q, span, leaves, scores)
+    best = ranked[0]
+    judged = max(dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage)
+    coverage = q.coverage(judged)
+    shared = tuple(t for t in judged.matched if t in q.q_terms)
+
+    unknown = unknown_names(q)
+    if unknown:
+        return Answer(status="not_found", coverage=coverage, unknown=unknown)
+    stray = is_stray(q, judged, coverage, identifiers(query))
+    # Meaning's first memory is the answer (or was, until this one corrected it).
+    picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
+    if stray and picked and across_languages(store, q, best):
+        # Asked in one language about a memory in another: sharing no words is no sign
+        # that it does not answer. Meaning picked it (names were checked above): say
+        # so with a low confidence instead of NOT FOUND.
+        stray, agree = False, False
+        coverage = max(coverage, CROSS_LINGUAL_COVERAGE)
+    elif stray and picked and agree and shared and not unseen(q.groups, q.df):
+        # Words and meaning pick the same memory, which holds some of the question's
+        # words, and every other word of the question is one the memory knows: a
+        # paraphrase, not a stray match. Answer, with the low confidence of the words'
+        # coverage. (A word no memory holds says the question is about something
+        # never stored.)
+        stray = False
+    if best.entry.id in elsewhere and not stray:
+        # Asked in a project, answered only by another project's memory about something
+        # the question does not name: that is not this project's answer. Say so, and
+        # show what the other projects hold.
+        others = [c for c in ranked[:limit] if c.entry.id in elsewhere]
+        shown = tuple(build_hits(store, q, others[:3], scores))
+        return Answer(status="not_found", coverage=coverage, elsewhere=shown)
+    if stray:
+        return Answer(status="not_found", coverage=coverage, stray=shared)
+    s1 = scores[best.entry.id]
+    tie_floor = s1 * (1 - store.config.ambiguity_margin)
+    rivals = rivals_of(q, best, ranked, scores, tie_floor)
+    s2 = scores[rivals[0].entry.id] if rivals else 0.0
+    margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
+    if not agree:
+        coverage *= DISAGREE
+    broad = is_broad(query)
+
+    # Ask only when the candidates are about different referents the question does not
+    # tell apart: several people sharing the name it uses, or projects that each answer
+    # it while the asker named none. Many memories about one thing are not ambiguity.
+    # A clue that no candidate holds does not tell them apart.
+    separated = any(t in q.c_terms for c in leaves for t in c.matched)
+    if not separated:
+        split = namesakes(q, ranked)
+        if len(split) < 2 and not broad:
+            split = project_split(q, best, ranked, scores)
+        if len(split) >= 2:
+            among = tuple(build_hits(store, q, split[:8], scores))
+            return Answer(status="ambiguous", hits=among, coverage=coverage, margin=margin)
+
+    if broad:
+        ranked = broad_order(q, ranked, leaves)
+    else:
+        ranked = newer_among_ties(q, best, ranked, scores, tie_floor)
+        asked = asked_for(query)
+        if asked:
+            holder = holder_of(store, q, ranked[:limit], asked)
+            if holder is None:
+                lacking = tuple(name for name, _ in asked)
+                return Answer(status="not_found", coverage=coverage, lacking=lacking, stray=shared)
+            ranked = [holder, *(c for c in ranked if c is not holder)]
+    return Found(
+        ranked=ranked,
+        scores=scores,
+        coverage=coverage,
+        margin=margin,
+        tie_floor=tie_floor,
+        broad=broad,
+    )
+
+
+def rank(
+    store: Store,
+    q: Query,
+    span: tuple[str, str] | None,
+    leaves: list[Candidate],
+    scores: dict[str, float],
+) -> tuple[list[Candidate], set[str]]:
+    """The candidates best first (``scores`` updated in place), and the other projects'
+    memories the question does not point at (see :func:`in_scope_first`)."""
+    options = q.options
+    if span is not None and q.as_of is None:
+        for cand in leaves:
+            if span[0] <= cand.entry.timestamp[:10] <= span[1]:
+                scores[cand.entry.id] *= IN_PERIOD
+    elsewhere: set[str] = set()
+    if options.prefer_project:
+        elsewhere = in_scope_first(q, leaves, scores)
+    ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -timestamp_of(c.entry), c.entry.id))
+    ranked = corrections_first(store, q, ranked, scores)
+    return ranked, elsewhere
+
+
+def across_languages(store: Store, q: Query, cand: Candidate) -> bool:
+    """True when the question and the memory are clearly in different languages."""
+    asked = language_of(q.text)
+    if not asked:
+        return False
+    written = language_of(leaf_text(store, q, cand.entry))
+    return bool(written) and written != asked
+
+
+def rivals_of(
+    q: Query,
+    best: Candidate,
+    ranked: Sequence[Candidate],
+    scores: dict[str, float],
+    tie_floor: float,
+) -> list[Candidate]:
+    """Current memories about another subject that come close to the best one.
+
+    An OUTDATED memory is history, not a rival; a near-duplicate of the best is the
+    same subject. Stops at the first rival below the tie floor (enough for the margin).
+    """
+    out: list[Candidate] = []
+    for cand in ranked[1:]:
+        if q.is_outdated(cand.entry) or same_subject(best, cand):
+            continue
+        out.append(cand)
+        if scores[cand.entry.id] < tie_floor:
+            break
+    return out
+
+
+def unknown_names(q: Query) -> tuple[str, ...]:
+    """Names in the question (an identifier, a capitalised word inside a sentence, a
+    number) of which the store holds no trace at all: the memory cannot be about them."""
+    never = rarity(q.total, 0)
+    weights = q.weights
+    found: list[str] = []
+    for word in name_words(q.text):
+        if any(cue.fullmatch(word) for _, cue, _ in ANSWER_TYPES):
+            continue  # "URL" or "IP" says what is asked for, not about what
+        parts = [t for t in terms(word) if t in weights]
+        if not parts:
+            continue
+        numbered = [t for t in parts if any(ch.isdigit() for ch in t)]
+        # An identifier's number is what names it: PLAT-15826 is unknown even though
+        # PLAT is everywhere.
+        if all(weights[t] >= never for t in numbered or parts):
+            found.append(word)
+    return tuple(found)
+
+
+def namesakes(q: Query, ranked: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates in which a bare name of the question belongs to different people.
+
+    "Luis" asked alone, while good matches say "Luis Carrasco" and "Luis Sato", has
+    several referents; "Luis Sato" in the question has one.
+    """
+    names = bare_names(q.text)
+    if not names:
+        return []
+    # Every candidate that holds the name counts, however well it matches the rest:
+    # "Greta's email" is a question about one of the Gretas even if only one of them
+    # has an email stored.
+    pool = [c for c in ranked[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
+    for name in names:
+        mention = re.compile(rf"\b{re.escape(name)}\b")
+        follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
+        people: set[str] = set()
+        holders: list[Candidate] = []
+        for cand in pool:
+            if not mention.search(cand.entry.excerpt):
+                continue
+            holders.append(cand)
+            match = follower.search(cand.entry.excerpt)
+            if match:
+                people.add(match.group(1).removesuffix("'s").removesuffix("’s"))
+        if len(people) >= 2:
+            return holders
+    return []
+
+
+def in_scope_first(q: Query, leaves: Sequence[Candidate], scores: dict[str, float]) -> set[str]:
+    """The current project's memories and global ones rank above other projects'.
+
+    A project the question names counts as current (asked in falcon, "what runs
+    heron's staging?" is about heron). Another project's memory comes before an
+    in-scope one that answers only when the question points at it: it holds a name
+    of the question, or a word no other memory holds, that nothing in scope holds
+    ("the osprey staging host", asked in falcon, is heron's); even then, not before
+    in-scope memories that hold as much of the question.
+
+    Returns:
+        The other projects' memories the question does not point at: they may be
+        listed, but they do not answer a question asked in this project.
+    """
+    q_terms, weights = q.q_terms, q.weights
+    named = {p for p in {c.entry.project for c in leaves} if names_project(p, q_terms)}
+
+    def in_scope(cand: Candidate) -> bool:
+        project = cand.entry.project
+        return project in ("", q.options.prefer_project) or project in named
+
+    inside = [c for c in leaves if in_scope(c)]
+    held_inside = {t for c in inside for t in c.matched}
+    cover = {c.entry.id: q.coverage(c) for c in leaves}
+    answering = [scores[c.entry.id] for c in inside if not is_stray(q, c, cover[c.entry.id])]
+    unique = rarity(q.total, 1)  # the weight of a word one memory holds
+    names = set(name_terms(q.text))
+    covered = [(cover[c.entry.id], scores[c.entry.id]) for c in inside]
+    unpointed: set[str] = set()
+    for cand in leaves:
+        if in_scope(cand):
+            continue
+        score = scores[cand.entry.id]
+        pointed = any(
+            t in q_terms
+            and t not in held_inside
+            and (t in names or weights.get(t, 0.0) >= unique - 1e-9)
+            for t in cand.matched
+        )
+        if not pointed:
+            unpointed.add(cand.entry.id)
+        if pointed or not answering:
+            mine = cover[cand.entry.id]
+            cap = min((s for cov, s in covered if cov >= mine - 1e-9), default=None)
+        else:
+            cap = min(answering)
+        scores[cand.entry.id] = score if cap is None else min(score, cap * 0.999)
+    return unpointed
+
+
+def project_split(
+    q: Query, best: Candidate, ranked: Sequence[Candidate], scores: dict[str, float]
+) -> list[Candidate]:
+    """Memories of different projects that answer the question equally well, when the
+    asker is in no project and names none: the best of each project."""
+    options, weights = q.options, q.weights
+    if options.prefer_project or options.project or not best.entry.project:
+        return []
+    if names_project(best.entry.project, list(weights)):
+        return []
+    per_project: dict[str, Candidate] = {}
+    for cand in ranked:
+        project = cand.entry.project
+        if not project or project in per_project or q.is_outdated(cand.entry):
+            continue
+        if scores[cand.entry.id] < 0.5 * scores[best.entry.id] or not indistinct(
+            best, cand, weights
+        ):
+            continue
+        if cand is not best and same_subject(best, cand):
+            continue
+        per_project[project] = cand
+    return list(per_project.values()) if len(per_project) >= 2 else []
+
+
+def holder_of(
+    store: Store,
+    q: Query,
+    window: Sequence[Candidate],
+    asked: Sequence[tuple[str, re.Pattern[str]]],
+) -> Candidate | None:
+    """The best memory that holds every value the question asks for (an email, a
+    port…): the first one, or a current one that matched as much of the question;
+    None when none holds them (the memories are about the subject, not about what is
+    asked)."""
+    first = window[0]
+    for cand in window:
+        current = cand is first or (
+            not q.is_outdated(cand.entry) and indistinct(first, cand, q.weights)
+        )
+        text = leaf_text(store, q, cand.entry)
+        if current and all(shape.search(text) for _, shape in asked):
+            return cand
+    return None

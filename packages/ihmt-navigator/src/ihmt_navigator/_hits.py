@@ -1,0 +1,122 @@
+"""Shaping an answer: hits with their text and place in the tree, and the call's result.
+
+Reads what a search shows and nothing else: the leaves' texts (once per call), their
+tree paths and the titles above them (one catalog query each), then renders the
+:class:`~ihmt_navigator._render.Answer` once into a :class:`SearchResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ihmt_navigator._query import Query
+from ihmt_navigator._records import Hit, SearchResult
+from ihmt_navigator._render import Answer, best_passage, render
+from ihmt_store import Candidate, Entry, Store, estimate_tokens
+
+__all__ = ["build_hits", "finish", "leaf_text", "prefetch"]
+
+
+def leaf_text(store: Store, q: Query, entry: Entry) -> str:
+    """A leaf's text, read once per call (from the entry the call already holds)."""
+    text = q.texts.get(entry.id)
+    if text is None:
+        text = q.texts[entry.id] = store.read_leaf(entry).text
+    return text
+
+
+def prefetch(store: Store, q: Query, cands: Sequence[Candidate]) -> None:
+    """Fetch the tree paths of the hits about to be built, in one query."""
+    wanted = [c.entry.id for c in cands if c.entry.id not in q.paths]
+    if wanted:
+        q.paths.update(store.paths_to(wanted))
+
+
+def build_hits(
+    store: Store, q: Query, cands: Sequence[Candidate], scores: dict[str, float]
+) -> list[Hit]:
+    """Hits with their text (long leaves as their best passage), best first; the
+    titles above them come from one catalog query."""
+    budget = store.config.compact_tokens
+    prefetch(store, q, cands)
+    texts = [leaf_text(store, q, c.entry) for c in cands]
+    paths = [tuple(q.paths.get(c.entry.id) or store.path_to(c.entry.id)) for c in cands]
+    above = store.entries(list(dict.fromkeys(i for path in paths for i in path[:-1])))
+    return [
+        _hit(
+            cand,
+            scores[cand.entry.id],
+            text=text,
+            path=path,
+            titles=tuple(above[i].title for i in path[:-1] if i in above),
+            q_terms=q.q_terms,
+            budget=budget,
+        )
+        for cand, text, path in zip(cands, texts, paths, strict=True)
+    ]
+
+
+def finish(store: Store, q: Query, answer: Answer) -> SearchResult:
+    """The result of a call: ``answer`` rendered once, and what the call read."""
+    compact = render(
+        answer,
+        asked=f"{q.text} + {q.clue}" if q.clue else q.text,
+        options=q.options,
+        budget=store.config.compact_tokens,
+    )
+    io, before = store.io, q.before
+    return SearchResult(
+        query=q.text,
+        clue=q.clue,
+        status=answer.status,
+        results=answer.hits,
+        notices=answer.notices,
+        confidence=answer.confidence,
+        coverage=round(answer.coverage, 3),
+        margin=round(answer.margin, 3),
+        compact=compact,
+        tokens=estimate_tokens(compact),
+        files_read=io.files_read - before.files_read,
+        bytes_read=io.bytes_read - before.bytes_read,
+        node_reads=io.branch_reads - before.branch_reads,
+        leaf_reads=io.leaf_reads - before.leaf_reads,
+        broad=answer.broad,
+    )
+
+
+def _hit(
+    cand: Candidate,
+    score: float,
+    *,
+    text: str,
+    path: tuple[str, ...],
+    titles: tuple[str, ...],
+    q_terms: Sequence[str],
+    budget: int,
+) -> Hit:
+    """A hit with its text, or its best passage when the text is long for ``budget``."""
+    entry = cand.entry
+    passage = None
+    content = text
+    if estimate_tokens(text) > budget * 0.6:
+        passage = best_passage(text, q_terms, int(budget * 0.55))
+        content = passage.text
+    return Hit(
+        id=entry.id,
+        kind=entry.kind,
+        content=content,
+        title=entry.title,
+        excerpt=entry.excerpt,
+        timestamp=entry.timestamp,
+        domain=entry.domain,
+        project=entry.project,
+        source=entry.source,
+        path=path,
+        path_titles=titles,
+        score=round(score, 6),
+        matched=cand.matched,
+        outdated=entry.outdated_by is not None,
+        outdated_by=entry.outdated_by,
+        corrected_on=entry.outdated_on,
+        passage=passage,
+    )
