@@ -174,7 +174,7 @@ def test_the_layers_below_load_what_a_command_uses_when_it_uses_it() -> None:
     )
     seen = json.loads(run.stdout)
     loaded = set(seen["modules"])
-    assert "ihmt_mcp._memory" in loaded and "ihmt_mcp._sync" in loaded
+    assert "ihmt_mcp._memory" in loaded and "ihmt_mcp.sync._driver" in loaded
     never = {
         "ihmt_mcp._ingest",
         "ihmt_mcp._importer",

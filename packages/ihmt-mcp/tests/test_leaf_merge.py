@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ihmt_mcp import Memory
-from ihmt_mcp._leaf_merge import blob_id, merge_leaf
-from ihmt_mcp._sync import LEAF_MERGE_ATTRIBUTE, Sync, SyncError
+from ihmt_mcp import Memory, Sync, SyncError
+from ihmt_mcp.sync._clone import LEAF_MERGE_ATTRIBUTE
+from ihmt_mcp.sync._leaf_merge import blob_id, merge_leaf
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -243,7 +243,7 @@ def test_a_clone_set_up_before_the_driver_gets_it_on_its_next_sync(
     Sync(a).sync()
     assert LEAF_MERGE_ATTRIBUTE in attributes.read_text().splitlines()
     driver = git(a.store.path, "config", "--get", "merge.ihmt-leaf.driver")
-    assert "-m ihmt_mcp._leaf_merge %O %A %B %P" in driver
+    assert "-m ihmt_mcp.sync._leaf_merge %O %A %B %P" in driver
     assert git(a.store.path, "status", "--porcelain") == ""
     assert LEAF_MERGE_ATTRIBUTE in git(remote, "show", "main:.gitattributes")
 

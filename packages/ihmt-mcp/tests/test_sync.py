@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,15 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from ihmt_mcp import Memory
-from ihmt_mcp._sync import (
-    BackgroundSync,
-    Sync,
-    SyncError,
-    background_period,
-    is_synced,
-    parse_period,
-)
+from ihmt_mcp import Memory, Sync, SyncError
+from ihmt_mcp.sync import BackgroundSync, background_period, is_synced, parse_period
 from ihmt_store import Store
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -514,7 +508,7 @@ def test_a_leaf_deleted_by_hand_comes_back_and_its_deletion_is_not_sent(
     whole = leaf.read_bytes()
     leaf.unlink()
     fresh = a.save("The build badge is on the README.", domain="infra").ids[0]
-    with caplog.at_level(logging.WARNING, logger="ihmt_mcp._sync"):
+    with caplog.at_level(logging.WARNING, logger="ihmt_mcp.sync"):
         report = Sync(a).sync()
     assert "deleted by hand" in caplog.text
     assert report.saved == 1 and report.pushed
@@ -600,6 +594,30 @@ def test_a_clone_set_up_before_gets_its_git_settings_on_the_next_sync(
     git(a.store.path, "config", "--unset", "core.untrackedCache")
     Sync(a).sync()
     assert git(a.store.path, "config", "--get", "core.untrackedCache").strip() == "true"
+
+
+def test_a_clone_whose_driver_names_the_old_module_gets_the_new_command_on_the_next_sync(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    a = machine("a")
+    Sync(a).init(str(remote))
+    old = f"'{sys.executable}' -m ihmt_mcp._leaf_merge %O %A %B %P"
+    git(a.store.path, "config", "merge.ihmt-leaf.driver", old)
+    Sync(a).sync()
+    driver = git(a.store.path, "config", "--get", "merge.ihmt-leaf.driver").strip()
+    assert driver == f"'{sys.executable}' -m ihmt_mcp.sync._leaf_merge %O %A %B %P"
+
+
+def test_the_merge_driver_runs_as_a_module_and_says_its_usage() -> None:
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "ihmt_mcp.sync._leaf_merge"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "usage: python -m ihmt_mcp.sync._leaf_merge %O %A %B %P\n"
 
 
 # ---------------------------------------------------------------------- purge
@@ -729,7 +747,7 @@ def test_a_background_round_syncs_and_a_failing_round_only_logs(
     report = rounds.run_once()
     assert report is not None and report.pulled.added
     remote.rename(tmp_path / "gone.git")
-    with caplog.at_level(logging.WARNING, logger="ihmt_mcp._sync"):
+    with caplog.at_level(logging.WARNING, logger="ihmt_mcp.sync"):
         assert rounds.run_once() is None
     assert "background sync failed" in caplog.text and rounds.last_error
 

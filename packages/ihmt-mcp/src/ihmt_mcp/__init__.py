@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
     from ihmt_mcp._project import ProjectIndex
     from ihmt_mcp._server import build_server, main
-    from ihmt_mcp._sync import (
+    from ihmt_mcp.sync import (
         PulledChanges,
         PurgeReport,
         Sync,
@@ -73,7 +73,7 @@ __getattr__, _, _ = lazy_loader.attach(
         "_portable": ["PortableMemory", "write_jsonl", "write_markdown"],
         "_project": ["ProjectIndex"],
         "_server": ["build_server", "main"],
-        "_sync": [
+        "sync": [
             "Sync",
             "SyncError",
             "SyncStatus",

@@ -33,7 +33,7 @@ from ihmt_mcp.errors import FileRefusedError
 from ihmt_store import IhmtError, Leaf, LeafNotFoundError, leaf_id_for, now_timestamp, safe_domain
 
 if TYPE_CHECKING:
-    from ihmt_mcp._memory import Memory
+    from ihmt_mcp._parts import MemoryParts
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def portable_sources(
 
 
 def import_batches(
-    memory: Memory,
+    memory: MemoryParts,
     batches: Sequence[ImportBatch],
     *,
     project: str,
@@ -123,7 +123,7 @@ def import_batches(
 
 
 def _imported_leaves(
-    memory: Memory, item: PortableMemory, number: int, project: str, tags: Sequence[str]
+    memory: MemoryParts, item: PortableMemory, number: int, project: str, tags: Sequence[str]
 ) -> list[Leaf]:
     store = memory.store
     when = item.timestamp or now_timestamp()
@@ -184,7 +184,7 @@ def _imported_leaves(
 
 
 def _import_facts(
-    memory: Memory, batches: Sequence[ImportBatch], id_map: dict[str, str]
+    memory: MemoryParts, batches: Sequence[ImportBatch], id_map: dict[str, str]
 ) -> list[str]:
     """Record the facts a store's timeline held, as explicit facts of their leaves."""
     from ihmt_facts import Fact
@@ -216,7 +216,7 @@ def _import_facts(
 
 
 def _import_links(
-    memory: Memory,
+    memory: MemoryParts,
     items: Sequence[PortableMemory],
     batches: Sequence[ImportBatch],
     id_map: dict[str, str],

@@ -26,7 +26,7 @@ from ihmt_mcp.errors import FileRefusedError
 from ihmt_store import Leaf, StoreConfig, normalize_timestamp, now_timestamp
 
 if TYPE_CHECKING:
-    from ihmt_mcp._memory import Memory
+    from ihmt_mcp._parts import MemoryParts
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class IngestOptions:
 
 
 def ingest_files(
-    memory: Memory,
+    memory: MemoryParts,
     sources: Sequence[str | os.PathLike[str]],
     options: IngestOptions,
     *,

@@ -661,7 +661,7 @@ class Memory:
         if parent is not None:
             refreshed = self._consolidator().refresh([parent])
         logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
-        from ihmt_mcp._sync import is_synced  # the git driver loads only when it is used
+        from ihmt_mcp.sync import is_synced  # the git driver loads only when it is used
 
         return ForgetResult(
             in_git_history=is_synced(store.path),

@@ -23,8 +23,8 @@ from ihmt_mcp.errors import USER_ERRORS, plain_message
 if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
     from ihmt_mcp._session import FileReads, Scratch
-    from ihmt_mcp._sync import BackgroundSync
     from ihmt_mcp._types import ContentType
+    from ihmt_mcp.sync import BackgroundSync
 
 logger = logging.getLogger(__name__)
 
@@ -577,7 +577,7 @@ def _background_sync(settings: Settings) -> BackgroundSync | None:
     set in the clone's git config. Off by default; a bad value only logs."""
     if not settings.sync_every and not (settings.store_path / ".git").is_dir():
         return None  # not synced: nothing to ask git
-    from ihmt_mcp._sync import BackgroundSync, background_period, parse_period
+    from ihmt_mcp.sync import BackgroundSync, background_period, parse_period
 
     given, source = settings.sync_every, "IHMT_SYNC_EVERY"
     if not given:

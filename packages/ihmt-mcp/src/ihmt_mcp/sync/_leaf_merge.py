@@ -4,7 +4,7 @@
 merge=ihmt-leaf``) and names its command in the clone's git config (git config is not
 replicated, so ``--init`` and every sync set it)::
 
-    "<python>" -m ihmt_mcp._leaf_merge %O %A %B %P
+    "<python>" -m ihmt_mcp.sync._leaf_merge %O %A %B %P
 
 git runs it inside ``git merge``, for a leaf both sides changed, while the sync holds the
 store lock: it never opens the store (it would wait for that lock, or write under it).
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     """``%O %A %B %P``: merge into ``%A``; 0 when merged, 1 when git must stop."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 4:
-        sys.stderr.write("usage: python -m ihmt_mcp._leaf_merge %O %A %B %P\n")
+        sys.stderr.write("usage: python -m ihmt_mcp.sync._leaf_merge %O %A %B %P\n")
         return 2
     base_file, ours_file, theirs_file, path = args
     try:

@@ -1,0 +1,187 @@
+"""Step 3a of a sync: one commit of what this machine changed in the memory's files.
+
+One ``git status`` finds the changes; a leaf deleted by hand (no tombstone: not
+forgotten) is put back, never replicated; the commit message counts what was saved,
+corrected, forgotten (``ihmt sync on laptop: 3 saved, 1 corrected``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ihmt_mcp.sync._clone import Clone, tracked
+from ihmt_mcp.sync._records import SyncError
+from ihmt_store import ReplicaFile, Store
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Commit", "commit_into", "untrack_derived"]
+
+
+@dataclass
+class Commit:
+    sha: str = ""
+    message: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def commit_into(clone: Clone, info: Commit) -> None:
+    """Commit what changed in the replicated paths; fill ``info``. Under the lock.
+
+    One ``git status`` finds what changed (with no pathspec, git's untracked cache
+    answers for every folder whose listing did not change: only the files git tracks
+    are stat'ed), and only the paths it names are staged."""
+    git = clone.git
+    changes = worktree_changes(clone)
+    foreign = [path for x, _y, path in changes if x not in " ?" and not tracked(path)]
+    if foreign:
+        raise SyncError(
+            "dirty_index",
+            "files were staged by hand in the memory's repository "
+            f"({', '.join(foreign[:5])}); nothing was synced: commit or unstage them "
+            f"(git -C {clone.folder} restore --staged PATH) and run 'ihmt sync' again",
+            foreign,
+        )
+    ours = [(x, y, path) for x, y, path in changes if tracked(path)]
+    if not ours:
+        return
+    lost = keep_unforgotten_leaves(clone, ours)
+    stage = [path for x, y, path in ours if path not in lost and (y != " " or x == "?")]
+    if stage:
+        git.run(
+            "add",
+            "--all",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            input_text="\0".join(stage) + "\0",
+            extra_env={"GIT_LITERAL_PATHSPECS": "1"},
+        )
+    status = git.run("diff", "--cached", "--name-status", "--no-renames", "-z").stdout
+    parts = [p for p in status.split("\0") if p]
+    pairs = list(zip(parts[0::2], parts[1::2], strict=False))
+    if not pairs:
+        return
+    counts = count_changes(clone, pairs)
+    info.counts = {k: info.counts.get(k, 0) + v for k, v in counts.items()}
+    message = f"ihmt sync on {clone.host}: {_describe_counts(counts)}"
+    clone._identity()
+    parent = git.rev("HEAD")
+    git.run("commit", "--quiet", "--no-verify", "-m", message)
+    sha = git.rev("HEAD")
+    first = not info.sha
+    info.sha = sha
+    info.message = message if first else f"{info.message}; {_describe_counts(counts)}"
+    # The derived state already holds what this machine wrote: when it was in step
+    # with the parent, it is in step with this commit. (When it lags, the lag stays
+    # recorded and the next refresh covers it.)
+    refreshed = clone._state().get("refreshed")
+    if refreshed is None or (parent and refreshed == parent):
+        clone._save_state(refreshed=sha)
+
+
+def worktree_changes(clone: Clone) -> list[tuple[str, str, str]]:
+    """``(X, Y, path)`` of every path ``git status`` reports (staged X, unstaged Y,
+    ``??`` untracked; a folder nothing in which is tracked is one entry, ``notes/x/``)."""
+    done = clone.git.run(
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--no-renames",
+        "--ignore-submodules=all",
+        # Named, so that a user's status.showUntrackedFiles=no cannot hide new memories
+        # ('normal' is also the mode git's untracked cache serves).
+        "--untracked-files=normal",
+    )
+    return [(e[0], e[1], e[3:]) for e in done.stdout.split("\0") if len(e) > 3]
+
+
+def untrack_derived(clone: Clone) -> None:
+    """A store put under git by hand may track derived files: they stay on disk and
+    leave the index (the next commit records that), so no merge meets them."""
+    names = [p.strip("/") for p in Store.UNREPLICATED if "*" not in p]
+    clone.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *names)
+    status = clone.git.run("diff", "--cached", "--name-only", "-z", "--", *names).stdout
+    if status.strip("\0"):
+        clone._identity()
+        clone.git.run(
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-m",
+            f"ihmt sync on {clone.host}: stop tracking derived files",
+        )
+
+
+def keep_unforgotten_leaves(clone: Clone, changes: Sequence[tuple[str, str, str]]) -> set[str]:
+    """A leaf file deleted without a tombstone was deleted by hand, not forgotten:
+    its deletion is never replicated. The file comes back from the last commit; the
+    paths put back."""
+    lost = {
+        path
+        for x, y, path in changes
+        if "D" in (x, y)
+        and x != "A"
+        and ReplicaFile.of(path).kind == "leaf"
+        and not clone._forgotten(ReplicaFile.of(path).leaf_id)
+    }
+    if not lost:
+        return lost
+    git = clone.git
+    git.run("reset", "--quiet", "HEAD", "--", *sorted(lost))
+    git.run("checkout", "HEAD", "--", *sorted(lost))
+    logger.warning(
+        "%d memory file(s) were deleted by hand (not forgotten); they were put back: use "
+        "'ihmt forget ID' to delete a memory everywhere",
+        len(lost),
+    )
+    return lost
+
+
+def count_changes(clone: Clone, pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+
+    def bump(key: str) -> None:
+        counts[key] = counts.get(key, 0) + 1
+
+    for status, path in pairs:
+        kind = ReplicaFile.of(path).kind
+        if kind == "leaf":
+            if status == "A":
+                bump("saved")
+            elif status == "M":
+                bump("edited")
+        elif kind == "note" and status == "A":
+            bump(_note_kind(clone.folder / path))
+        elif kind == "tombstone" and status == "A":
+            bump("forgotten")
+        elif kind == "config":
+            bump("settings")
+        elif status in ("A", "M") and path in (".gitignore", ".gitattributes"):
+            bump("setup")
+    return counts
+
+
+def _note_kind(path: Path) -> str:
+    """How a sync's message counts a new note: ``corrected``, ``restored`` or
+    ``annotated``."""
+    try:
+        op = ReplicaFile.note_op(path.read_bytes())
+    except OSError:
+        op = ""
+    return {"outdated": "corrected", "restored": "restored"}.get(op, "annotated")
+
+
+_COUNT_ORDER = ("saved", "corrected", "restored", "annotated", "forgotten", "edited", "settings")
+
+
+def _describe_counts(counts: dict[str, int]) -> str:
+    words = {"settings": "settings changed", "setup": "set up"}
+    parts = [
+        f"{counts[k]} {words.get(k, k)}" if k not in words else words[k]
+        for k in (*_COUNT_ORDER, "setup")
+        if counts.get(k)
+    ]
+    return ", ".join(parts) or "changes"
