@@ -56,15 +56,16 @@ if TYPE_CHECKING:
     )
     from ihmt_store._replicate import AppliedChanges, ReplicaFile, ReplicaKind
     from ihmt_store._rows import Entry
-    from ihmt_store._store import IOStats, Store, StoreStats
+    from ihmt_store._stats import IOStats, StoreStats
+    from ihmt_store._store import Store
 
 # The records and the store load on first use: packages that only need the error root or
 # the text normalisation (the chunkers, at import) do not pay for SQLite and dataclasses.
 _LAZY: dict[str, str] = {
     # name: the private module that defines it
     "Store": "_store",
-    "StoreStats": "_store",
-    "IOStats": "_store",
+    "StoreStats": "_stats",
+    "IOStats": "_stats",
     "RebuildReport": "_lifecycle",
     "Problem": "_lifecycle",
     "Progress": "_lifecycle",

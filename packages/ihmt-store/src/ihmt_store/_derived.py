@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DerivedChanges", "DerivedTable"]
+__all__ = ["DerivedChanges", "DerivedTable", "check_space"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS spaces (
@@ -207,3 +207,10 @@ class _transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.conn.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+def check_space(space: str) -> None:
+    """ValueError unless ``space`` is a usable space name (a non-blank string, at most
+    200 characters)."""
+    if not isinstance(space, str) or not space.strip() or len(space) > 200:
+        raise ValueError(f"invalid derived space name {space!r}")

@@ -1,11 +1,12 @@
 """The life of a store's derived index: its lock, opening, checking and rebuilding it.
 
-:class:`IndexLifecycle` is the base of :class:`~ihmt_store.Store`. It holds the store's
-inter-process lock and the connection to ``state/index.sqlite3``, and keeps that file
-usable whatever happened to it: reopened when another process replaced it (its inode
-changed), rebuilt from the files when it is missing, of another schema or damaged,
-opened read-only on a full disk, built in memory on a read-only one. A dead writer's
-journal is replayed under the lock before anything else is written.
+:class:`IndexLifecycle` is the base of ``_base.StoreBase``, so of
+:class:`~ihmt_store.Store`. It holds the store's inter-process lock and the connection
+to ``state/index.sqlite3``, and keeps that file usable whatever happened to it:
+reopened when another process replaced it (its inode changed), rebuilt from the files
+when it is missing, of another schema or damaged, opened read-only on a full disk,
+built in memory on a read-only one. A dead writer's journal is replayed under the lock
+before anything else is written.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""Leaves edited by hand: finding them, and listing them for ``ihmt doctor``.
+
+A leaf's header carries the checksum of its text and the catalog its file's size; a text
+that no longer matches either was edited outside IHMT. Reading such a leaf adopts the
+edit (the read step in ``_access.py``); :func:`resized_leaves` and :func:`adopt_resized`
+find and adopt the edits that changed a file's size, :func:`hand_edited` lists them all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ihmt_store._files import parse_leaf, stored_checksum
+from ihmt_store._index import Entry
+from ihmt_store._records import checksum_of
+from ihmt_store.errors import CorruptFileError, StoreError
+
+__all__ = ["adopt_resized", "hand_edited", "resized_leaves"]
+
+
+def resized_leaves(path: Path, sizes: Iterable[tuple[str, int]]) -> list[str]:
+    """The leaves of ``sizes`` (``(rel, size)`` as the catalog knows them) whose file now
+    has another size: one ``stat`` each."""
+    root = str(path)
+    changed = []
+    for rel, size in sizes:
+        try:
+            if size and os.stat(os.path.join(root, rel)).st_size != size:
+                changed.append(rel)
+        except OSError:
+            continue
+    return changed
+
+
+def adopt_resized(
+    changed: Iterable[str], read_leaf: Callable[[str], object], edited: list[str]
+) -> list[str]:
+    """Read each leaf of ``changed`` (reading adopts an edit and adds it to ``edited``);
+    the ids adopted."""
+    found = []
+    for rel in changed:
+        before = len(edited)
+        try:
+            read_leaf(rel)
+        except StoreError:
+            continue
+        if len(edited) > before:
+            found.append(edited[-1])
+    return found
+
+
+def hand_edited(root: Path, entries: Iterable[Entry]) -> list[str]:
+    """The leaves of ``entries`` whose text no longer matches their header's checksum or
+    the size the catalog knows. Reads every leaf file."""
+    out = []
+    for entry in entries:
+        try:
+            data = (root / entry.path).read_bytes()
+        except OSError:
+            continue
+        stored = stored_checksum(data)
+        if len(data) != entry.size and entry.size:
+            out.append(entry.id)
+            continue
+        try:
+            text = parse_leaf(data, root / entry.path).text
+        except CorruptFileError:
+            continue
+        if stored is not None and stored != checksum_of(text):
+            out.append(entry.id)
+    return out
