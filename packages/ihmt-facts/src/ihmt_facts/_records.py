@@ -23,6 +23,7 @@ __all__ = [
     "Recorded",
     "TimelineStats",
     "normalize_attribute",
+    "normalize_fact_input",
     "normalize_subject",
     "normalize_value",
     "parse_key",
@@ -274,6 +275,26 @@ def normalize_value(value: str, *, limit: int = MAX_VALUE_CHARS) -> str:
             value=value,
         )
     return text
+
+
+def normalize_fact_input(
+    item: tuple[str, str, str, str | date | datetime | None, str | None] | Fact,
+) -> tuple[str, str, str, str | None, str | None]:
+    """One item given to ``Timeline.record_facts``, normalised: (subject, attribute,
+    value, moment or None, source or None)."""
+    if isinstance(item, Fact):
+        subject, attribute, value = item.subject, item.attribute, item.value
+        when: str | date | datetime | None = item.timestamp
+        source: str | None = item.source or None
+    else:
+        subject, attribute, value, when, source = item
+    return (
+        normalize_subject(subject),
+        normalize_attribute(attribute),
+        normalize_value(value),
+        None if when is None else parse_moment(when),
+        source,
+    )
 
 
 def same_value(a: str, b: str) -> bool:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import date, datetime
 from typing import Any
@@ -13,6 +12,19 @@ from typing import Any
 from ihmt_facts._extract import extract
 from ihmt_facts._fold import Key, KeyTimeline, State, change_id
 from ihmt_facts._journal import Journal, JournalDamagedError, LeafRecord, Outdated
+from ihmt_facts._leaf_facts import (
+    FACT_TAG,
+    FACTS_KEY,
+    contains,
+    dedupe,
+    explicit_fact,
+    explicit_items,
+    fact_leaf,
+    involves,
+    record_facts_of_fact_leaf,
+    same_fact,
+)
+from ihmt_facts._outdating import VERSION_SUFFIX, all_restated, names_only_its_subject
 from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
     Contradiction,
@@ -23,11 +35,10 @@ from ihmt_facts._records import (
     Recorded,
     TimelineStats,
     normalize_attribute,
+    normalize_fact_input,
     normalize_subject,
-    normalize_value,
     parse_key,
     parse_moment,
-    value_key,
 )
 from ihmt_facts._rules import default_patterns
 from ihmt_facts.errors import InvalidFactError, InvalidPatternError, UnknownLeafError
@@ -36,7 +47,6 @@ from ihmt_store import (
     Leaf,
     LeafNotFoundError,
     Store,
-    leaf_id_for,
     now_timestamp,
 )
 
@@ -46,13 +56,6 @@ __all__ = ["JOURNAL_NAME", "Timeline"]
 
 JOURNAL_NAME = "facts.jsonl"
 """The timeline's derived file under the store's ``state/``."""
-FACTS_KEY = "facts"
-"""Key of a leaf header's ``extra`` holding the facts recorded explicitly about it."""
-FACT_DOMAIN = "facts"
-"""Domain of the small leaves that hold facts recorded without a source leaf."""
-FACT_SOURCE = "ihmt-facts"
-FACT_TAG = "kind:fact"
-"""Tag of those leaves; their text is never run through the extraction rules."""
 
 _COMPACT_SLACK = 1000
 """Compact the journal once it holds this many lines more than there are live records,
@@ -213,7 +216,7 @@ class Timeline:
         tuple ``(subject, attribute, value, timestamp, source)`` as for
         :meth:`record_fact`. All items are validated before anything is written.
         """
-        items = [self._normalize_input(item) for item in facts]
+        items = [normalize_fact_input(item) for item in facts]
         results: list[Recorded] = []
         with self._writing() as pending:
             for subject, attribute, value, moment, source in items:
@@ -516,33 +519,16 @@ class Timeline:
                         origin=found.pattern,
                     )
                 )
-        for item in _explicit_items(leaf):
+        for item in explicit_items(leaf):
             try:
-                facts.append(_explicit_fact(item, leaf))
+                facts.append(explicit_fact(item, leaf))
             except (InvalidFactError, ValueError, TypeError, KeyError, AttributeError):
                 logger.warning("leaf %s holds a malformed explicit fact; skipped", leaf.leaf_id)
         outdated = leaf.outdated_by
         return LeafRecord(
             leaf.leaf_id,
-            _dedupe(facts),
+            dedupe(facts),
             Outdated(outdated.by, outdated.date) if outdated else None,
-        )
-
-    def _normalize_input(
-        self, item: tuple[str, str, str, str | date | datetime | None, str | None] | Fact
-    ) -> tuple[str, str, str, str | None, str | None]:
-        if isinstance(item, Fact):
-            subject, attribute, value = item.subject, item.attribute, item.value
-            when: str | date | datetime | None = item.timestamp
-            source: str | None = item.source or None
-        else:
-            subject, attribute, value, when, source = item
-        return (
-            normalize_subject(subject),
-            normalize_attribute(attribute),
-            normalize_value(value),
-            None if when is None else parse_moment(when),
-            source,
         )
 
     def _record_one(
@@ -558,9 +544,9 @@ class Timeline:
         assert state is not None
         if source is None:
             moment = moment or now_timestamp()
-            leaf = _fact_leaf(subject, attribute, value, moment)
+            leaf = fact_leaf(subject, attribute, value, moment)
             known = state.leaves.get(leaf.leaf_id)
-            if known is not None and known.facts == _record_facts_of_fact_leaf(leaf):
+            if known is not None and known.facts == record_facts_of_fact_leaf(leaf):
                 leaf = self._read_leaf(leaf.leaf_id)  # already stored: no write, no commit
             else:
                 leaf = self._put_leaf(leaf)
@@ -572,8 +558,8 @@ class Timeline:
         )
         if source is not None:
             known = state.leaves.get(leaf.leaf_id) or self._record_of(leaf)
-            if not _contains(known, fact):
-                items = list(_explicit_items(leaf))
+            if not contains(known, fact):
+                items = list(explicit_items(leaf))
                 items.append(
                     {
                         "subject": subject,
@@ -584,7 +570,7 @@ class Timeline:
                 )
                 leaf = self._annotate(leaf.leaf_id, extra={FACTS_KEY: items})
         for result in self._apply(leaf, pending):
-            if _same_fact(result.fact, fact):
+            if same_fact(result.fact, fact):
                 return Recorded(
                     fact=fact, outcome=result.outcome, contradictions=result.contradictions
                 )
@@ -619,8 +605,8 @@ class Timeline:
         old_facts = previous.facts if previous else ()
         results = []
         for f in record.facts:
-            mine = tuple(c for c in new_changes if _involves(c, f))
-            if any(_same_fact(f, o) for o in old_facts):
+            mine = tuple(c for c in new_changes if involves(c, f))
+            if any(same_fact(f, o) for o in old_facts):
                 outcome = Outcome.DUPLICATE
             elif mine:
                 outcome = Outcome.CHANGED
@@ -664,12 +650,12 @@ class Timeline:
         done: set[str] = set()
         restated = {(c.new_source, c.subject, c.attribute) for c in changes}
         for change in sorted(changes, key=lambda c: c.new_date):
-            if _names_only_its_subject(change.subject, change.attribute.removesuffix(" version")):
+            if names_only_its_subject(change.subject, change.attribute.removesuffix(" version")):
                 continue  # recorded, but too vague to hide a memory
             for old in change.old_sources:
                 if old == change.new_source or old in done:
                     continue
-                if change.attribute.endswith(VERSION_SUFFIX) and not _all_restated(
+                if change.attribute.endswith(VERSION_SUFFIX) and not all_restated(
                     state.leaves.get(old), change.new_source, restated
                 ):
                     continue  # one tool's version moved; the rest of that memory holds
@@ -701,114 +687,3 @@ class Timeline:
                 )
                 state.put(record)
                 pending.append(record)
-
-
-# ---------------------------------------------------------------------- helpers
-_WORDS = re.compile(r"[^\W_]+")
-
-
-VERSION_SUFFIX = " version"
-"""Attributes of the ``tech-version`` rule ("django version")."""
-
-
-def _all_restated(
-    record: LeafRecord | None, new_source: str, restated: set[tuple[str, str, str]]
-) -> bool:
-    """True when the new leaf gives a new value for every fact of the old one, and there
-    are several: a memory that says "Django 4.2 and Python 3.11" is outdated by one that
-    says "Django 5.2 and Python 3.13", not by one that only moves Python. A single
-    version is no evidence that two memories are about the same machine or component
-    ("the canary box runs Python 3.11" does not outdate "db-primary runs Python 3.13")."""
-    if record is None or len(record.facts) < 2:
-        return False
-    return all((new_source, f.subject, f.attribute) in restated for f in record.facts)
-
-
-def _names_only_its_subject(subject: str, attribute: str) -> bool:
-    """True when the attribute is made only of words of the subject's own name.
-
-    "falcon-api moved to Nomad 1.7" gives (project:falcon-api, api): that says
-    what the project moved to, not which part of it, so a later move of any part would
-    read as a change of the same value. Such a change is recorded and relayed, but it
-    does not flag the earlier memory OUTDATED: when in doubt, nothing is hidden.
-    """
-    name = set(_WORDS.findall(subject.partition(":")[2].casefold()))
-    words = set(_WORDS.findall(attribute.casefold()))
-    return bool(words) and words <= name
-
-
-def _explicit_items(leaf: Leaf) -> list[Any]:
-    items = leaf.extra.get(FACTS_KEY) if isinstance(leaf.extra, Mapping) else None
-    return list(items) if isinstance(items, list) else []
-
-
-def _explicit_fact(item: Mapping[str, Any], leaf: Leaf) -> Fact:
-    when = item.get("timestamp")
-    return Fact(
-        subject=normalize_subject(item["subject"]),
-        attribute=normalize_attribute(item["attribute"]),
-        value=normalize_value(item["value"]),
-        timestamp=parse_moment(when) if when else leaf.timestamp,
-        source=leaf.leaf_id,
-        origin="explicit",
-    )
-
-
-def _same_fact(a: Fact, b: Fact) -> bool:
-    return (
-        a.subject == b.subject
-        and a.attribute == b.attribute
-        and a.timestamp == b.timestamp
-        and a.source == b.source
-        and value_key(a.value) == value_key(b.value)
-    )
-
-
-def _contains(record: LeafRecord | None, fact: Fact) -> bool:
-    return record is not None and any(_same_fact(f, fact) for f in record.facts)
-
-
-def _dedupe(facts: list[Fact]) -> tuple[Fact, ...]:
-    kept: list[Fact] = []
-    for f in facts:
-        if not any(_same_fact(f, k) for k in kept):
-            kept.append(f)
-    return tuple(kept)
-
-
-def _involves(change: Contradiction, f: Fact) -> bool:
-    if (change.subject, change.attribute) != (f.subject, f.attribute):
-        return False
-    if change.new_source == f.source and value_key(change.new_value) == value_key(f.value):
-        return True
-    return f.source in change.old_sources and value_key(change.old_value) == value_key(f.value)
-
-
-def _record_facts_of_fact_leaf(leaf: Leaf) -> tuple[Fact, ...]:
-    return tuple(_explicit_fact(item, leaf) for item in _explicit_items(leaf))
-
-
-def _fact_leaf(subject: str, attribute: str, value: str, moment: str) -> Leaf:
-    when = moment[:10] if moment.endswith("T00:00:00Z") else moment
-    text = f"Fact: {subject} {attribute} = '{value}' (as of {when})"
-    project = ""
-    kind, _, name = subject.partition(":")
-    if kind == "project":
-        project = name
-    elif kind == "host" and "/" in name:
-        project = name.split("/", 1)[0]
-    return Leaf(
-        leaf_id=leaf_id_for(domain=FACT_DOMAIN, source=FACT_SOURCE, position=0, text=text),
-        text=text,
-        timestamp=moment,
-        domain=FACT_DOMAIN,
-        data_type="PERSONAL",
-        source=FACT_SOURCE,
-        tags=(FACT_TAG,),
-        project=project,
-        extra={
-            FACTS_KEY: [
-                {"subject": subject, "attribute": attribute, "value": value, "timestamp": moment}
-            ]
-        },
-    )
