@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ihmt_mcp._arguments import DOC_TYPE_NAMES
-from ihmt_mcp._ingest import INGEST_GROUP, Progress
+from ihmt_mcp._arguments import DOC_TYPE_NAMES, parse_content_type, parse_domain
+from ihmt_mcp._ingest import INGEST_GROUP, IngestOptions, Progress, ingest_files
 from ihmt_mcp._leaves import chunked_leaves
 from ihmt_mcp._portable import (
     ImportBatch,
@@ -29,6 +29,7 @@ from ihmt_mcp._portable import (
 )
 from ihmt_mcp._records import IngestReport
 from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._types import ContentType
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_store import IhmtError, Leaf, LeafNotFoundError, leaf_id_for, now_timestamp, safe_domain
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["import_batches", "portable_sources"]
+__all__ = ["import_batches", "ingest_sources", "portable_sources"]
 
 
 def portable_sources(
@@ -63,6 +64,52 @@ def portable_sources(
         else:
             rest.append(raw)
     return batches, rest
+
+
+def ingest_sources(
+    memory: MemoryParts,
+    sources: Sequence[str | os.PathLike[str]] = (),
+    *,
+    text: str | None = None,
+    domain: str | None = None,
+    content_type: ContentType | None = None,
+    tags: Sequence[str] = (),
+    project: str | None = None,
+    consolidate: bool = True,
+    progress: Progress | None = None,
+    source_name: str = "stdin",
+) -> IngestReport:
+    """What :meth:`Memory.ingest` does: the exports and stores among ``sources`` are
+    imported memory by memory, the other files and folders (and ``text``) ingested."""
+    portable, sources = portable_sources(memory.store.path, sources)
+    imported = None
+    if portable:
+        imported = import_batches(
+            memory,
+            portable,
+            project=memory._project(project),
+            tags=tags,
+            consolidate=consolidate,
+            progress=progress,
+        )
+        if not sources and text is None:
+            return imported
+    options = IngestOptions(
+        doc_type=parse_content_type(content_type),
+        domain=parse_domain(domain),
+        project=memory._project(project),
+        tags=tuple(tags),
+    )
+    report = ingest_files(
+        memory,
+        sources,
+        options,
+        text=text,
+        source_name=source_name,
+        consolidate=consolidate,
+        progress=progress,
+    )
+    return report if imported is None else imported.merged(report)
 
 
 def import_batches(

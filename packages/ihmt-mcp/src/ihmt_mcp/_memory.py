@@ -1,4 +1,10 @@
-"""``Memory``: the one composition of store, chunkers, facts and navigator."""
+"""``Memory``: the one composition of store, chunkers, facts and navigator.
+
+It holds the parts (the store; the timeline, navigator, vectors and summarizer, loaded on
+first use) and the steps every write shares. Each workflow is a module of its own that
+takes the memory as a ``MemoryParts`` (``_parts``) and never imports this one:
+``_saving``, ``_corrections``, ``_forgetting``, ``_inspection``, ``_searching``,
+``_importer``/``_ingest``, ``_portable`` and ``sync`` (the last four imported where used)."""
 
 from __future__ import annotations
 
@@ -8,40 +14,37 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack
 
-from ihmt_chunkers import BinaryContentError
-from ihmt_mcp._arguments import data_type_of, parse_content_type, parse_date, parse_domain
-from ihmt_mcp._leaves import chunked_leaves
+from ihmt_mcp._corrections import flag_outdated, list_corrections, undo_correction
+from ihmt_mcp._forgetting import forget_memory
+from ihmt_mcp._inspection import memory_stats, outline
 from ihmt_mcp._records import (
     CorrectionRecord,
-    FiledAs,
     ForgetResult,
     IngestReport,
     MemoryStats,
-    ReplaceOutcome,
     RestoreResult,
     SaveResult,
     TreeItem,
 )
+from ihmt_mcp._saving import MAX_SAVE_CHARS, save_memory
+from ihmt_mcp._searching import (
+    HAND_EDIT_CHECK_S,
+    SearchKeywords,
+    check_query,
+    search_options,
+)
 from ihmt_mcp._settings import Settings
 from ihmt_mcp._types import ContentType
-from ihmt_mcp.errors import (
-    ContentTooLargeError,
-    EmptyContentError,
-    SecretRefusedError,
-    SemanticUnavailableError,
-)
+from ihmt_mcp.errors import SemanticUnavailableError
 from ihmt_store import (
     AppliedChanges,
     Leaf,
-    LeafNotFoundError,
     RebuildReport,
     Store,
     StoreConfig,
     StoreError,
-    now_timestamp,
-    one_line,
 )
 
 if TYPE_CHECKING:
@@ -54,7 +57,6 @@ if TYPE_CHECKING:
         ConsolidationReport,
         Consolidator,
         CorrectionMatch,
-        Detail,
         Navigator,
         SearchOptions,
         SearchResult,
@@ -66,49 +68,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 __all__ = ["MAX_SAVE_CHARS", "Memory"]
-
-MAX_SAVE_CHARS = 200_000
-"""A single ``save`` above this is refused: memories are facts, not archives."""
-
-
-class _SearchKeywords(TypedDict, total=False):
-    """The keywords of :meth:`Memory.search` (after the query and the clue), which
-    :meth:`Memory.ask` takes too."""
-
-    detail: str
-    as_of: str | date | datetime | None
-    project: str | None
-    limit: int
-    domain: str | None
-
-
-def _search_options(
-    current: str, detail: str, as_of: str | date | datetime | None, limit: int, domain: str | None
-) -> SearchOptions:
-    """A search's options: the current project preferred (not required), and a FOUND
-    answer from another project noted as such."""
-    from ihmt_navigator import SearchOptions
-
-    return SearchOptions(
-        detail=cast("Detail", detail),  # the record checks it
-        as_of=as_of or None,
-        prefer_project=current or None,
-        note_other_project=True,
-        domain=parse_domain(domain) if domain else None,
-        limit=limit,
-    )
-
-
-def _check_query(navigator: Navigator, query: str) -> None:
-    """An empty query is refused before the options are checked, as the navigator does:
-    it raises its own ValueError, so the message is said in one place."""
-    if not isinstance(query, str) or not query.strip():
-        navigator.search(query)
-
-
-HAND_EDIT_CHECK_S = 60.0
-"""How often (at most) a search looks for leaves edited by hand whose size changed: on
-the first search of a process, then once a minute (a ``stat`` per leaf)."""
 
 
 class Memory:
@@ -368,65 +327,7 @@ class Memory:
             EmptyContentError, ContentTooLargeError, SecretRefusedError: nothing is written.
             ValueError: an invalid domain, content type or date.
         """
-        from ihmt_mcp._replaces import settle_replace
-        from ihmt_mcp._secrets import find_secrets, normalise
-
-        if not isinstance(content, str) or not content.strip():
-            raise EmptyContentError()
-        if len(content) > MAX_SAVE_CHARS:
-            raise ContentTooLargeError(len(content), MAX_SAVE_CHARS)
-        if not normalise(content).strip():  # only zero-width or other invisible characters
-            raise EmptyContentError()
-        secrets = find_secrets(content)
-        if secrets:
-            kinds = tuple(dict.fromkeys(s.kind for s in secrets))
-            logger.warning("refused a save holding %s", ", ".join(kinds))
-            raise SecretRefusedError(kinds, tuple(s.line for s in secrets))
-        doc_type = parse_content_type(content_type)
-        wanted_domain = parse_domain(domain)
-        when = parse_date(date)
-        proj = self._project(project)
-        try:
-            detection, leaves = chunked_leaves(
-                self.store.config,
-                content,
-                None,
-                doc_type=doc_type,
-                domain=wanted_domain,
-                source="agent",
-                id_source=f"agent:{proj}",
-                tags=tags,
-                project=proj,
-                default_time=when or now_timestamp(),
-            )
-        except BinaryContentError:
-            raise ValueError("the content is binary data, not text; save it as words") from None
-        if not leaves:
-            raise EmptyContentError()
-        target = self._find_replaced(replaces, proj) if replaces.strip() else None
-        with self.store.batch():
-            stored = self.store.put_leaves(leaves)
-            self._write_vectors(stored)
-        ids = tuple(leaf.leaf_id for leaf in stored)
-        logger.info("saved %d leaf(s) in %s", len(ids), detection.domain)
-        notices = self._ingest_facts(ids)
-        outcome = ReplaceOutcome(status="none")
-        if target is not None:
-            outcome = settle_replace(target, ids, replaces, self._supersede)
-        report = self._consolidate_domains({leaf.domain for leaf in stored})
-        return SaveResult(
-            ids=ids,
-            filed_as=FiledAs(
-                doc_type=data_type_of(detection.doc_type),
-                domain=detection.domain,
-                tags=tuple(dict.fromkeys((*detection.tags, *tags))),
-            ),
-            project=proj,
-            timestamp=stored[0].timestamp,
-            notices=notices,
-            replaced=outcome,
-            branches_created=len(report.branches_created),
-        )
+        return save_memory(self, content, domain, content_type, replaces, project, date, tags)
 
     def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
         notices: list[str] = []
@@ -477,30 +378,7 @@ class Memory:
             LeafNotFoundError: either id is unknown.
             ValueError: the two ids are the same.
         """
-        for leaf_id in (old_id, new_id):
-            if self.store.entry(leaf_id) is None:
-                raise LeafNotFoundError(leaf_id)
-        if old_id == new_id:
-            raise ValueError("a memory cannot replace itself: give two different ids")
-        # Following what corrected new_id must never lead back to old_id: A→B, B→C, C→A
-        # would leave every one of them OUTDATED and none current.
-        seen = {new_id}
-        current = self.store.entry(new_id)
-        while current is not None and current.outdated_by and current.outdated_by not in seen:
-            if current.outdated_by == old_id:
-                raise ValueError(
-                    f"{new_id} is itself corrected (through {len(seen)} step(s)) by {old_id}: "
-                    f"marking {old_id} OUTDATED by it would make a cycle with no current "
-                    "memory. Restore one of them first if the chain is wrong."
-                )
-            seen.add(current.outdated_by)
-            current = self.store.entry(current.outdated_by)
-        correction = self.timeline.supersede(old_id, new_id, reason=reason or "marked outdated")
-        logger.info("%s marked outdated by %s", old_id, new_id)
-        return (
-            f"{old_id} is now OUTDATED, corrected by {new_id} on {correction.date[:10]}; searches "
-            "answer with the new memory first and relay the correction."
-        )
+        return flag_outdated(self, old_id, new_id, reason)
 
     def restore(self, memory_id: str, corrected_by: str | None = None) -> RestoreResult:
         """Undo a correction: ``memory_id`` is no longer flagged OUTDATED.
@@ -516,26 +394,7 @@ class Memory:
             LeafNotFoundError: unknown id.
             ValueError: ``corrected_by`` is not the memory that flagged it.
         """
-        entry = self.store.entry(memory_id)
-        if entry is None or entry.kind != "leaf":
-            raise LeafNotFoundError(memory_id)
-        marked_by = self.store.read_leaf(memory_id).outdated_by
-        if corrected_by and marked_by is not None and marked_by.by != corrected_by:
-            raise ValueError(
-                f"{memory_id} is flagged OUTDATED by {marked_by.by}, not by {corrected_by}: "
-                f"nothing changed; to undo that mark, give new_id={marked_by.by}"
-            )
-        removed = self.timeline.restore(memory_id)
-        if removed is None:
-            return RestoreResult(id=memory_id, restored=False)
-        logger.info("%s restored (had been corrected by %s)", memory_id, removed.by)
-        return RestoreResult(
-            id=memory_id,
-            restored=True,
-            corrected_by=removed.by,
-            corrected_on=removed.date,
-            reason=removed.reason,
-        )
+        return undo_correction(self, memory_id, corrected_by)
 
     # ================================================================= searching
     def search(
@@ -558,9 +417,9 @@ class Memory:
             ValueError: an empty query.
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
-        _check_query(self.navigator, query)
+        check_query(self.navigator, query)
         current = self._project(project)
-        options = _search_options(current, detail, as_of, limit, domain)
+        options = search_options(current, detail, as_of, limit, domain)
         return self._searched(query, clue or None, options)
 
     def ask(
@@ -570,7 +429,7 @@ class Memory:
         *,
         clue: str | None = None,
         max_rounds: int | None = None,
-        **keywords: Unpack[_SearchKeywords],
+        **keywords: Unpack[SearchKeywords],
     ) -> SearchResult:
         """Search, and while the answer is AMBIGUOUS ask ``clue_provider`` for a clue.
 
@@ -584,9 +443,9 @@ class Memory:
             ValueError: an empty query.
             InvalidFilterError: a bad ``as_of`` or ``detail``.
         """
-        _check_query(self.navigator, query)
+        check_query(self.navigator, query)
         current = self._project(keywords.get("project"))
-        options = _search_options(
+        options = search_options(
             current,
             keywords.get("detail", "compact"),
             keywords.get("as_of"),
@@ -644,37 +503,7 @@ class Memory:
         Raises:
             LeafNotFoundError: no memory with that id.
         """
-        store = self.store
-        entry = store.entry(memory_id)
-        if entry is None or entry.kind != "leaf":
-            raise LeafNotFoundError(memory_id)
-        timeline = self.timeline
-        corrected = len(store.corrections_of(memory_id))
-        parent = entry.parent_id
-        characters = len(store.read_leaf(memory_id).text)
-        # The timeline lets go first, the leaf second, under one lock: should the process
-        # die in between, the leaf is still there and forgetting it again finishes the job.
-        with store.locked():
-            facts = timeline.forget(memory_id)
-            store.forget(memory_id)
-        refreshed: tuple[str, ...] = ()
-        if parent is not None:
-            refreshed = self._consolidator().refresh([parent])
-        logger.info("forgot %s (%d branch(es) refreshed)", memory_id, len(refreshed))
-        from ihmt_mcp.sync import is_synced  # the git driver loads only when it is used
-
-        return ForgetResult(
-            in_git_history=is_synced(store.path),
-            id=memory_id,
-            domain=entry.domain,
-            project=entry.project,
-            timestamp=entry.timestamp,
-            characters=characters,
-            branches_refreshed=refreshed,
-            facts_removed=facts,
-            corrections_cleared=corrected,
-            reason=reason,
-        )
+        return forget_memory(self, memory_id, reason)
 
     # ================================================================= replication
     def apply_pulled(self, paths: Iterable[str]) -> AppliedChanges:
@@ -747,52 +576,28 @@ class Memory:
         Raises:
             FileNotFoundError: a path does not exist.
         """
-        from ihmt_mcp._importer import import_batches, portable_sources
-        from ihmt_mcp._ingest import IngestOptions, ingest_files
+        from ihmt_mcp._importer import ingest_sources
 
-        portable, sources = portable_sources(self.store.path, sources)
-        imported = None
-        if portable:
-            imported = import_batches(
-                self,
-                portable,
-                project=self._project(project),
-                tags=tags,
-                consolidate=consolidate,
-                progress=progress,
-            )
-            if not sources and text is None:
-                return imported
-        options = IngestOptions(
-            doc_type=parse_content_type(content_type),
-            domain=parse_domain(domain),
-            project=self._project(project),
-            tags=tuple(tags),
-        )
-        report = ingest_files(
+        return ingest_sources(
             self,
             sources,
-            options,
             text=text,
-            source_name=source_name,
+            domain=domain,
+            content_type=content_type,
+            tags=tags,
+            project=project,
             consolidate=consolidate,
             progress=progress,
+            source_name=source_name,
         )
-        return report if imported is None else imported.merged(report)
 
     # ================================================================= export
     def export(self, project: str | None = None) -> Iterator[PortableMemory]:
         """Every memory (of ``project`` when given; '' = the global ones), oldest first,
         with its id, date, project, domain, type, tags and OUTDATED link."""
-        entries = [
-            e
-            for e in self.store.iter_entries("leaf")
-            if project is None or e.project == project.strip()
-        ]
-        from ihmt_mcp._portable import export_memories
+        from ihmt_mcp._portable import export_store
 
-        entries.sort(key=lambda e: (e.timestamp, e.id))
-        return export_memories(iter(entries), self.store.read_leaves)
+        return export_store(self.store, project)
 
     # ================================================================= inspection
     def facts(self, subject: str | None = None, attribute: str | None = None) -> tuple[Fact, ...]:
@@ -814,91 +619,15 @@ class Memory:
             subject: only corrections of memories stating facts about it (for
                 ``project:<name>``, also the memories of that project).
         """
-        store = self.store
-        flagged = [e for e in store.iter_entries("leaf") if e.outdated_by]
-        if not flagged:
-            return ()
-        shown = {
-            (old, change.new_source)
-            for change in self.timeline.contradictions()
-            for old in change.old_sources
-        }
-        wanted: set[str] | None = None
-        project = None
-        if subject is not None:
-            wanted = {f.source for f in self.timeline.facts(subject)}
-            kind, _, name = subject.strip().lower().partition(":")
-            project = name.strip() if kind == "project" and name.strip() else None
-        newer = store.entries([e.outdated_by for e in flagged if e.outdated_by])
-        out: list[CorrectionRecord] = []
-        for entry in flagged:
-            by = entry.outdated_by or ""
-            if (entry.id, by) in shown:
-                continue
-            if wanted is not None and not (
-                entry.id in wanted or by in wanted or (project and entry.project == project)
-            ):
-                continue
-            new = newer.get(by)
-            correction = store.read_leaf(entry.id).outdated_by
-            out.append(
-                CorrectionRecord(
-                    old_id=entry.id,
-                    old_date=entry.timestamp,
-                    old_text=one_line(entry.excerpt or entry.title, 100),
-                    new_id=by,
-                    new_date=entry.outdated_on or (new.timestamp if new else ""),
-                    new_text=one_line(new.excerpt or new.title, 100) if new else "",
-                    project=entry.project,
-                    reason=correction.reason if correction else "",
-                )
-            )
-        return tuple(sorted(out, key=lambda c: (c.new_date, c.old_id)))
+        return list_corrections(self, subject)
 
     def tree(self, depth: int = 2) -> tuple[TreeItem, ...]:
         """The tree's outline: what the trunk references, then ``depth`` levels below."""
-        store = self.store
-        out: list[TreeItem] = []
-
-        def walk(ids: Sequence[str], level: int) -> None:
-            entries = store.entries(list(ids))
-            for item in ids:
-                entry = entries.get(item)
-                if entry is None:
-                    continue
-                out.append(
-                    TreeItem(
-                        level=level,
-                        id=entry.id,
-                        kind=entry.kind,
-                        domain=entry.domain,
-                        title=entry.title,
-                        leaf_count=entry.leaf_count if entry.kind == "branch" else 1,
-                        outdated=entry.outdated_by is not None,
-                    )
-                )
-                if entry.kind == "branch" and level < depth:
-                    walk([c.id for c in store.children(entry.id)], level + 1)
-
-        for trunk in store.trunk().domains:
-            walk(trunk.top, 0)
-        return tuple(out)
+        return outline(self.store, depth)
 
     def stats(self) -> MemoryStats:
         """Totals: leaves, branches, depth, domains, unconsolidated, unreachable (0), bytes."""
-        raw = self.store.stats()
-        return MemoryStats(
-            leaves=raw.leaves,
-            branches=raw.branches,
-            depth=raw.depth,
-            domains=tuple(sorted(raw.domains.items())),
-            unconsolidated=raw.unconsolidated,
-            unreachable=raw.unreachable,
-            outdated=raw.outdated,
-            bytes=raw.bytes,
-            generation=raw.generation,
-            path=str(self.store.path),
-        )
+        return memory_stats(self.store)
 
     def rebuild(
         self,

@@ -1,4 +1,5 @@
-"""``MemoryParts``: what a workflow (ingest, import, sync) uses of a ``Memory``.
+"""``MemoryParts``: what a workflow (save, forget, corrections, ingest, import, sync) uses
+of a ``Memory``.
 
 The workflows take this protocol, never the class: ``Memory`` calls them (importing each
 where it is used, so that ``from ihmt_mcp import Memory`` stays cheap) and none of them
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ihmt_facts import Timeline
+    from ihmt_navigator import ConsolidationReport, Consolidator, CorrectionMatch
     from ihmt_store import AppliedChanges, Leaf, Store
 
 __all__ = ["MemoryParts"]
@@ -33,6 +35,36 @@ class MemoryParts(Protocol):
     @property
     def timeline(self) -> Timeline:
         """The fact timeline (loaded on first use)."""
+        ...
+
+    # The steps every write shares (private to the package: the workflows call them,
+    # nothing outside ihmt_mcp does).
+    def _project(self, project: str | None) -> str:
+        """The project a call names, or the current one ('' is global)."""
+        ...
+
+    def _write_vectors(self, leaves: Sequence[Leaf]) -> None:
+        """Embed newly stored leaves (a failure is logged: vectors are derived)."""
+        ...
+
+    def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
+        """Read the facts of the leaves ``ids``; the notices to relay."""
+        ...
+
+    def _consolidate_domains(self, domains: set[str]) -> ConsolidationReport:
+        """Consolidate the pending leaves of ``domains``."""
+        ...
+
+    def _consolidator(self) -> Consolidator:
+        """A consolidator with the memory's summarizer."""
+        ...
+
+    def _find_replaced(self, words: str, project: str) -> CorrectionMatch:
+        """The earlier memories of ``project`` that ``words`` describes."""
+        ...
+
+    def _supersede(self, old_id: str, new_id: str, reason: str) -> None:
+        """Flag ``old_id`` OUTDATED by ``new_id`` in the timeline (a ``replaces=``)."""
         ...
 
     def _store_group(

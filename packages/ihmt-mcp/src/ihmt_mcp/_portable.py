@@ -41,6 +41,7 @@ __all__ = [
     "MANIFEST",
     "ImportBatch",
     "PortableMemory",
+    "export_store",
     "find_ihmt_store",
     "is_jsonl",
     "is_markdown_export",
@@ -560,6 +561,16 @@ def _subject_attribute(fact: Mapping[str, Any]) -> tuple[str, str]:
         subject = subject or left.strip()
         attribute = attribute or right.strip()
     return subject, attribute
+
+
+def export_store(store: Store, project: str | None) -> Iterator[PortableMemory]:
+    """What :meth:`Memory.export` returns: every memory of ``store`` (of ``project`` when
+    given; '' = the global ones), oldest first."""
+    entries = [
+        e for e in store.iter_entries("leaf") if project is None or e.project == project.strip()
+    ]
+    entries.sort(key=lambda e: (e.timestamp, e.id))
+    return export_memories(iter(entries), store.read_leaves)
 
 
 def export_memories(entries: Iterator[Any], read_leaves: Any) -> Iterator[PortableMemory]:

@@ -1,0 +1,53 @@
+"""The options of a search and the checks before one: what ``Memory.search`` and
+``Memory.ask`` share."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import TYPE_CHECKING, TypedDict, cast
+
+from ihmt_mcp._arguments import parse_domain
+
+if TYPE_CHECKING:
+    from ihmt_navigator import Detail, Navigator, SearchOptions
+
+__all__ = ["HAND_EDIT_CHECK_S", "SearchKeywords", "check_query", "search_options"]
+
+HAND_EDIT_CHECK_S = 60.0
+"""How often (at most) a search looks for leaves edited by hand whose size changed: on
+the first search of a process, then once a minute (a ``stat`` per leaf)."""
+
+
+class SearchKeywords(TypedDict, total=False):
+    """The keywords of :meth:`Memory.search` (after the query and the clue), which
+    :meth:`Memory.ask` takes too."""
+
+    detail: str
+    as_of: str | date | datetime | None
+    project: str | None
+    limit: int
+    domain: str | None
+
+
+def search_options(
+    current: str, detail: str, as_of: str | date | datetime | None, limit: int, domain: str | None
+) -> SearchOptions:
+    """A search's options: the current project preferred (not required), and a FOUND
+    answer from another project noted as such."""
+    from ihmt_navigator import SearchOptions
+
+    return SearchOptions(
+        detail=cast("Detail", detail),  # the record checks it
+        as_of=as_of or None,
+        prefer_project=current or None,
+        note_other_project=True,
+        domain=parse_domain(domain) if domain else None,
+        limit=limit,
+    )
+
+
+def check_query(navigator: Navigator, query: str) -> None:
+    """An empty query is refused before the options are checked, as the navigator does:
+    it raises its own ValueError, so the message is said in one place."""
+    if not isinstance(query, str) or not query.strip():
+        navigator.search(query)
