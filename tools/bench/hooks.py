@@ -310,8 +310,8 @@ def session_cost(folder: Path) -> dict[str, Any]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    from ihmt_cli._agent_instructions import instructions_block
     from ihmt_cli._hook import DIGEST_TOKENS, PROMPT_TOKENS
-    from ihmt_cli._install import instructions_block
     from ihmt_store import estimate_tokens
 
     async def listed() -> str:

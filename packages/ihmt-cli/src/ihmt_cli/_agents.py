@@ -8,19 +8,11 @@ from typing import Any
 
 import click
 
+from ihmt_cli._agent_plan import Plan
+from ihmt_cli._agent_setup import server_spec
 from ihmt_cli._base import State, command, pass_state
 from ihmt_cli._hook import EVENTS, HOOK_AGENTS
-from ihmt_cli._install import (
-    BEGIN_MARKER,
-    Plan,
-    agent_paths,
-    install_plan,
-    read_hooks,
-    read_registration,
-    registered_argv,
-    server_spec,
-    uninstall_plan,
-)
+from ihmt_cli._install import install_plan, setup_of, uninstall_plan
 from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
 
 __all__ = [
@@ -30,13 +22,6 @@ __all__ = [
     "install_command",
     "uninstall_command",
 ]
-
-AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "opencode"}
-RESTART = {
-    "claude-code": "Start a new Claude Code session (claude) so the memory tools load.",
-    "codex": "Start a new Codex session (codex) so the memory tools load.",
-    "opencode": "Start a new opencode session (opencode) so the memory tools load.",
-}
 
 
 def _ihmt_home(state: State, home: Path | None) -> Path:
@@ -74,7 +59,7 @@ def _plan_json(plan: Plan, *, dry_run: bool) -> dict[str, Any]:
 
 
 def _plan_text(plan: Plan, *, verb: str, dry_run: bool) -> str:
-    name = AGENT_NAMES[plan.agent]
+    setup = setup_of(plan.agent)
     head = f"ihmt {verb} {plan.agent} ({plan.scope} scope)"
     if plan.ihmt_home:
         head += f" · memory: IHMT_HOME={plan.ihmt_home}"
@@ -100,9 +85,9 @@ def _plan_text(plan: Plan, *, verb: str, dry_run: bool) -> str:
         )
     lines.extend(f"Note: {note}" for note in plan.notes)
     if verb == "install" and not dry_run:
-        lines.append(f"{RESTART[plan.agent]} Check it with 'ihmt doctor'.")
+        lines.append(f"{setup.restart} Check it with 'ihmt doctor'.")
     elif verb == "uninstall" and not dry_run and plan.steps:
-        lines.append(f"{name} no longer has the memory; the memory itself is untouched.")
+        lines.append(f"{setup.name} no longer has the memory; the memory itself is untouched.")
     return "\n".join(lines)
 
 
@@ -261,48 +246,11 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     server does not answer.
     """
     from ihmt_cli._base import store_under
-    from ihmt_cli._doctor import codex_hook_trust, probe_server, store_health
-    from ihmt_cli._hook import last_runs
+    from ihmt_cli._doctor import agent_rows, doctor_text, store_health
 
     ihmt_home = _ihmt_home(state, home)
     health = store_health(store_under(ihmt_home))
-    runs = last_runs(ihmt_home)
-    agents: list[dict[str, Any]] = []
-    seen: set[Path] = set()
-    for agent in AGENTS:
-        for scope in SCOPES:
-            paths = agent_paths(agent, scope)
-            if paths.config in seen:
-                continue  # run from the home folder, a project file is the user one
-            seen.add(paths.config)
-            try:
-                entry = read_registration(paths)
-            except click.ClickException as exc:
-                agents.append(_agent_row(agent, scope, paths.config, error=exc.format_message()))
-                continue
-            if entry is None:
-                if scope == "user":
-                    agents.append(_agent_row(agent, scope, paths.config))
-                continue
-            try:
-                hooks = _hooks_row(paths, read_hooks(paths), runs.get(agent, {}))
-            except click.ClickException as exc:
-                hooks = {"path": str(paths.hooks), "present": False, "error": exc.format_message()}
-            if hooks["present"] and agent == "codex" and not no_connect:
-                hooks["trusted"] = codex_hook_trust(paths.hooks, cwd=Path.cwd())
-            argv, env = registered_argv(agent, entry)
-            row = _agent_row(agent, scope, paths.config, registered=True)
-            row["command"] = argv
-            row["ihmt_home"] = env.get("IHMT_HOME")
-            row["same_memory"] = (
-                row["ihmt_home"] is not None and Path(row["ihmt_home"]).resolve() == ihmt_home
-            )
-            text = paths.instructions.read_text("utf-8") if paths.instructions.exists() else ""
-            row["instructions"] = BEGIN_MARKER in text
-            row["hooks"] = hooks
-            if not no_connect:
-                row["probe"] = probe_server(argv, env).to_json()
-            agents.append(row)
+    agents = agent_rows(ihmt_home, no_connect=no_connect)
     failed = not health.ok or any(
         a.get("error") or (a.get("probe") and not a["probe"]["connects"]) for a in agents
     )
@@ -315,95 +263,6 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
         "recall_server": server_status(ihmt_home),
         "agents": agents,
     }
-    state.emit(data, _doctor_text(data))
+    state.emit(data, doctor_text(data))
     if failed:
         click.get_current_context().exit(1)
-
-
-def _hooks_row(paths: Any, events: dict[str, bool], run: dict[str, Any]) -> dict[str, Any]:
-    last, error = run.get("last_run"), run.get("last_error")
-    return {
-        "path": str(paths.hooks),
-        "present": all(events.values()),
-        "events": events,
-        "trusted": None,
-        "last_run": last["time"] if last else None,
-        "last_outcome": (last.get("outcome") or "") if last else None,
-        "last_error": f"{error['time']}: {error['error']}" if error else None,
-    }
-
-
-def _hooks_text(hooks: dict[str, Any]) -> str:
-    if hooks.get("error"):
-        return f"hooks: PROBLEM · {hooks['error']}"
-    if not hooks["present"]:
-        return "no recall hooks (ihmt install adds them)"
-    text = "recall hooks present"
-    if hooks.get("trusted") is False:
-        text += " but NOT trusted (in codex: /hooks, then trust the ihmt hooks)"
-    elif hooks.get("trusted") is True:
-        text += " and trusted"
-    text += f" · last run {hooks['last_run'] or 'never'}"
-    if hooks.get("last_error"):
-        text += f" · last error {hooks['last_error']}"
-    return text
-
-
-def _agent_row(
-    agent: Agent, scope: Scope, config: Path, *, registered: bool = False, error: str = ""
-) -> dict[str, Any]:
-    return {
-        "agent": agent,
-        "scope": scope,
-        "config": str(config),
-        "registered": registered,
-        "error": error,
-    }
-
-
-def _doctor_text(data: dict[str, Any]) -> str:
-    store = data["store"]
-    lines = [f"IHMT_HOME {data['ihmt_home']}"]
-    if not store["exists"]:
-        lines.append(
-            f"store  {store['path']}: not created yet (the server creates it on the first save)"
-        )
-    elif store["ok"]:
-        lines.append(
-            f"store  {store['path']}: OK · {store['leaves']} memories · unreachable "
-            f"{store['unreachable']} · format {store['format_version']} (this ihmt reads up "
-            f"to {store['supported_format_version']})"
-        )
-    else:
-        lines.append(f"store  {store['path']}: PROBLEM · {store['error']}")
-    if store.get("search"):
-        from ihmt_cli._render import search_mode_text
-
-        lines.append(f"search {search_mode_text(store['search'])}")
-    server = data.get("recall_server")
-    if server:
-        lines.append(
-            f"recall server: running (pid {server['pid']}, {server['mode']} search) for the hooks"
-        )
-    for row in data["agents"]:
-        label = f"{row['agent']} ({row['scope']})"
-        if row["error"]:
-            lines.append(f"{label}: PROBLEM · {row['error']}")
-            continue
-        if not row["registered"]:
-            lines.append(f"{label}: not registered · ihmt install {row['agent']}")
-            continue
-        parts = [f"registered in {row['config']}", f"IHMT_HOME={row['ihmt_home']}"]
-        if not row["same_memory"]:
-            parts.append("a different memory from the one checked above")
-        parts.append("instructions present" if row["instructions"] else "no instructions")
-        parts.append(_hooks_text(row["hooks"]))
-        probe = row.get("probe")
-        if probe is not None:
-            if probe["connects"]:
-                parts.append(f"connects ✔ ({len(probe['tools'])} tools)")
-            else:
-                parts.append(f"does NOT connect: {probe['error']}")
-        lines.append(f"{label}: " + " · ".join(parts))
-    lines.append("All good." if data["ok"] else "Problems found (see above).")
-    return "\n".join(lines)

@@ -2,7 +2,9 @@
 
 The connection check starts each registered server exactly as its agent would (the
 same command line and environment) and opens a session with the MCP SDK's own stdio
-client — ``initialize`` and ``tools/list`` — bounded in time.
+client — ``initialize`` and ``tools/list`` — bounded in time. Each agent's row says where
+it is registered, with which memory, and how its recall hooks fare (what the agent's
+setup knows: ``AgentSetup.hook_trust``); :func:`doctor_text` is the report for people.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Probe", "StoreHealth", "probe_server", "store_health"]
+import click
+
+from ihmt_cli._agent_setup import BEGIN_MARKER, AgentPaths
+from ihmt_cli._install import agent_paths, setup_of
+from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
+
+__all__ = ["Probe", "StoreHealth", "agent_rows", "doctor_text", "probe_server", "store_health"]
 
 PROBE_TIMEOUT = 30.0
 
@@ -174,79 +182,138 @@ def probe_server(
     return anyio.run(bounded)
 
 
-def codex_hook_trust(hooks_file: Path, *, cwd: Path, timeout: float = 20.0) -> bool | None:
-    """Whether Codex trusts the ``ihmt hook`` entries of ``hooks_file``; None: unknown.
+# ---------------------------------------------------------------------- the agents' rows
+def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
+    """One row per agent and scope: the user scope always, a project one when it
+    registers the server; with ``no_connect``, no server is started."""
+    from ihmt_cli._hook import last_runs
 
-    Asks Codex itself: ``codex app-server`` answers ``hooks/list`` with each hook's
-    ``trustStatus`` (a user trusts a hook with ``/hooks`` in the Codex TUI, which keeps
-    the hash in config.toml ``[hooks.state]``). This is Codex's own JSON-RPC, not MCP.
-    """
-    import json
-    import queue
-    import subprocess
-    import threading
-
-    codex = shutil.which("codex")
-    if codex is None:
-        return None
-    requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"clientInfo": {"name": "ihmt-doctor", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
-    ]  # fmt: skip
-    try:
-        process = subprocess.Popen(
-            [codex, "app-server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-    except OSError:
-        return None
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-        lines.put("")
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        assert process.stdin is not None
-        process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-        process.stdin.flush()
-        while True:
-            line = lines.get(timeout=timeout)
-            if not line:
-                return None
+    runs = last_runs(ihmt_home)
+    agents: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    for agent in AGENTS:
+        setup = setup_of(agent)
+        for scope in SCOPES:
+            paths = agent_paths(agent, scope)
+            if paths.config in seen:
+                continue  # run from the home folder, a project file is the user one
+            seen.add(paths.config)
             try:
-                message = json.loads(line)
-            except ValueError:
+                entry = setup.read_registration(paths)
+            except click.ClickException as exc:
+                agents.append(_agent_row(agent, scope, paths.config, error=exc.format_message()))
                 continue
-            if isinstance(message, dict) and message.get("id") == 2:
-                break
-    except (queue.Empty, OSError):
-        return None
-    finally:
-        process.kill()
-        process.wait(timeout=10)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-    found = [
-        hook
-        for group in (message.get("result") or {}).get("data") or []
-        for hook in group.get("hooks") or []
-        if Path(str(hook.get("sourcePath", ""))) == hooks_file
-        and " hook " in str(hook.get("command", ""))
-        and "ihmt" in str(hook.get("command", ""))
-    ]
-    if not found:
-        return None
-    return all(hook.get("trustStatus") in ("trusted", "managed") for hook in found)
+            if entry is None:
+                if scope == "user":
+                    agents.append(_agent_row(agent, scope, paths.config))
+                continue
+            try:
+                hooks = _hooks_row(paths, setup.read_hooks(paths), runs.get(agent, {}))
+            except click.ClickException as exc:
+                hooks = {"path": str(paths.hooks), "present": False, "error": exc.format_message()}
+            if hooks["present"] and not no_connect:
+                hooks["trusted"] = setup.hook_trust(paths, cwd=Path.cwd())
+            argv, env = setup.registered_argv(entry)
+            row = _agent_row(agent, scope, paths.config, registered=True)
+            row["command"] = argv
+            row["ihmt_home"] = env.get("IHMT_HOME")
+            row["same_memory"] = (
+                row["ihmt_home"] is not None and Path(row["ihmt_home"]).resolve() == ihmt_home
+            )
+            text = paths.instructions.read_text("utf-8") if paths.instructions.exists() else ""
+            row["instructions"] = BEGIN_MARKER in text
+            row["hooks"] = hooks
+            if not no_connect:
+                row["probe"] = probe_server(argv, env).to_json()
+            agents.append(row)
+    return agents
+
+
+def _hooks_row(paths: AgentPaths, events: dict[str, bool], run: dict[str, Any]) -> dict[str, Any]:
+    last, error = run.get("last_run"), run.get("last_error")
+    return {
+        "path": str(paths.hooks),
+        "present": all(events.values()),
+        "events": events,
+        "trusted": None,
+        "last_run": last["time"] if last else None,
+        "last_outcome": (last.get("outcome") or "") if last else None,
+        "last_error": f"{error['time']}: {error['error']}" if error else None,
+    }
+
+
+def _hooks_text(hooks: dict[str, Any], trust_hint: str) -> str:
+    if hooks.get("error"):
+        return f"hooks: PROBLEM · {hooks['error']}"
+    if not hooks["present"]:
+        return "no recall hooks (ihmt install adds them)"
+    text = "recall hooks present"
+    if hooks.get("trusted") is False:
+        text += f" but NOT trusted ({trust_hint})"
+    elif hooks.get("trusted") is True:
+        text += " and trusted"
+    text += f" · last run {hooks['last_run'] or 'never'}"
+    if hooks.get("last_error"):
+        text += f" · last error {hooks['last_error']}"
+    return text
+
+
+def _agent_row(
+    agent: Agent, scope: Scope, config: Path, *, registered: bool = False, error: str = ""
+) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "scope": scope,
+        "config": str(config),
+        "registered": registered,
+        "error": error,
+    }
+
+
+def doctor_text(data: dict[str, Any]) -> str:
+    """The report ``ihmt doctor`` prints without ``--json``."""
+    store = data["store"]
+    lines = [f"IHMT_HOME {data['ihmt_home']}"]
+    if not store["exists"]:
+        lines.append(
+            f"store  {store['path']}: not created yet (the server creates it on the first save)"
+        )
+    elif store["ok"]:
+        lines.append(
+            f"store  {store['path']}: OK · {store['leaves']} memories · unreachable "
+            f"{store['unreachable']} · format {store['format_version']} (this ihmt reads up "
+            f"to {store['supported_format_version']})"
+        )
+    else:
+        lines.append(f"store  {store['path']}: PROBLEM · {store['error']}")
+    if store.get("search"):
+        from ihmt_cli._render import search_mode_text
+
+        lines.append(f"search {search_mode_text(store['search'])}")
+    server = data.get("recall_server")
+    if server:
+        lines.append(
+            f"recall server: running (pid {server['pid']}, {server['mode']} search) for the hooks"
+        )
+    for row in data["agents"]:
+        label = f"{row['agent']} ({row['scope']})"
+        if row["error"]:
+            lines.append(f"{label}: PROBLEM · {row['error']}")
+            continue
+        if not row["registered"]:
+            lines.append(f"{label}: not registered · ihmt install {row['agent']}")
+            continue
+        parts = [f"registered in {row['config']}", f"IHMT_HOME={row['ihmt_home']}"]
+        if not row["same_memory"]:
+            parts.append("a different memory from the one checked above")
+        parts.append("instructions present" if row["instructions"] else "no instructions")
+        parts.append(_hooks_text(row["hooks"], setup_of(row["agent"]).trust_hint))
+        probe = row.get("probe")
+        if probe is not None:
+            if probe["connects"]:
+                parts.append(f"connects ✔ ({len(probe['tools'])} tools)")
+            else:
+                parts.append(f"does NOT connect: {probe['error']}")
+        lines.append(f"{label}: " + " · ".join(parts))
+    lines.append("All good." if data["ok"] else "Problems found (see above).")
+    return "\n".join(lines)
