@@ -1,15 +1,16 @@
 """Realistic quality benchmark, in process: one person's hand-written memories through ``Memory``.
 
-    python tools/bench/realistic.py                      # shared/data/realistic_dev.json beside the clone
+    python tools/bench/realistic.py                      # the set in shared/data beside the clone
     python tools/bench/realistic.py --show-failures 40   # and what came first where it went wrong
     python tools/bench/realistic.py --data F --limit 10  # a seeded sample of ten questions
 
 The sets are kept outside the repository; ``--data`` names one. An evaluator that drives the
 ``ihmt`` command on the same format (one process per call) takes minutes; this runs the same
-steps and the same metric definitions in process, in seconds. Every memory is saved in date order with its domain, date, project and
-``replaces`` hint, the memory is consolidated (``force``), then every question is asked with its
-project and ``as_of`` date, top 5. A result *is* a dataset memory when the memory's key phrase is in
-the result's content, exactly as the CLI's ``search --json`` would give it.
+steps and the same metric definitions in process, in seconds. Every memory is saved in date
+order with its domain, date, project and ``replaces`` hint, the memory is consolidated
+(``force``), then every question is asked with its project and ``as_of`` date, top 5. A result
+*is* a dataset memory when the memory's key phrase is in the result's content, exactly as the
+CLI's ``search --json`` would give it.
 
 It also audits the OUTDATED marks left in the store against the dataset's ``supersedes``: a mark
 on a memory that the correcting memory does not supersede is a wrong mark (it hides a true one).
