@@ -75,6 +75,16 @@ def test_long_adversarial_saves_are_quick_and_never_block_other_requests(tmp_pat
     assert max(timings["ping"]) < 5, timings
 
 
+def _seconds(text: str) -> float:
+    """The median of three timed ``extract`` calls: one slow call on a busy machine is noise."""
+    took = []
+    for _ in range(3):
+        started = time.perf_counter()
+        extract(text)
+        took.append(time.perf_counter() - started)
+    return sorted(took)[1]
+
+
 def test_fuzz_extract_on_long_random_mixtures_of_rule_words() -> None:
     words = sorted(
         {w for rule in DEFAULT_PATTERNS for w in re.findall(r"[a-záéíóúñ]{2,12}", rule.regex)}
@@ -82,14 +92,11 @@ def test_fuzz_extract_on_long_random_mixtures_of_rule_words() -> None:
     pieces = [*words, *(w.capitalize() for w in words), "'s", ".", "-", "_", "1", " ", ",", "k8s"]
     rng = random.Random(13)
     worst = 0.0
-    for _ in range(25):
+    for _ in range(12):
         parts = rng.choices(pieces, k=rng.randrange(200, 1500))
         glue = rng.choice(["", " ", "-", "."])
-        text = glue.join(parts) * rng.randrange(1, 6)
-        started = time.perf_counter()
-        extract(text)
-        took = time.perf_counter() - started
-        worst = max(worst, took / max(1, len(text)) * 1_000_000)
-    # Microseconds per character: linear rules stay far below what one quadratic rule costs
-    # on these lengths (tens to hundreds of µs per character).
-    assert worst < 60, worst
+        text = glue.join(parts) * rng.randrange(1, 3)
+        # The same text four times as long: linear rules take about four times as long, a
+        # quadratic rule sixteen. A ratio, not a duration, so a loaded machine cannot fail it.
+        worst = max(worst, _seconds(text * 4) / max(_seconds(text), 1e-4))
+    assert worst < 10, worst
