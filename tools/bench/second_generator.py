@@ -109,9 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             ]
             shown = bad[: args.show_failures]
             if shown:
-                print(
-                    f"\nn={size['summary']['n']}: {len(bad)} not as expected; the first {len(shown)}:"
-                )
+                n = size["summary"]["n"]
+                print(f"\nn={n}: {len(bad)} not as expected; the first {len(shown)}:")
             for r in shown:
                 keys = ("kind", "query", "status", "expect_num", "top1")
                 print("-", json.dumps({k: r.get(k) for k in keys}, ensure_ascii=False)[:300])
