@@ -707,3 +707,100 @@ def test_opencode_jsonc_it_cannot_edit_safely_gets_what_to_paste(sandbox: Sandbo
     assert "paste this into" in done.err and '"ihmt-memory": {' in done.err
     assert config.read_text() == text
     assert sorted(p.name for p in config.parent.iterdir()) == ["opencode.jsonc"]
+
+
+# ---------------------------------------------------------------------- the files' owners' wishes
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+def test_a_symlinked_private_claude_json_is_written_through_and_given_back(
+    sandbox: Sandbox,
+) -> None:
+    dotfiles = sandbox.home / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude.json"
+    original = b'{\n    "oauthAccount": {"accessToken": "s3cret"},\n    "numStartups": 3\n}\n'
+    real.write_bytes(original)
+    real.chmod(0o600)
+    link = sandbox.home / ".claude.json"
+    link.symlink_to(real)
+
+    done = sandbox.run("install", "claude-code", "--home", str(sandbox.home / "mem"))
+
+    assert done.code == 0, done.err
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert _mode(real) == 0o600
+    data = json.loads(real.read_text())
+    assert data["oauthAccount"] == {"accessToken": "s3cret"} and "ihmt-memory" in data["mcpServers"]
+    for copy in sandbox.home.rglob("*.bak-ihmt"):
+        assert _mode(copy) & 0o077 == 0, copy
+
+    done = sandbox.run("uninstall", "claude-code")
+
+    assert done.code == 0, done.err
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() == original and _mode(real) == 0o600
+    assert list(sandbox.home.rglob("*.bak-ihmt")) == []
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664])
+def test_install_then_uninstall_keeps_each_files_mode(sandbox: Sandbox, mode: int) -> None:
+    files = {
+        sandbox.home / ".codex" / "config.toml": '# mine\nmodel = "o3"\n',
+        sandbox.home / ".codex" / "hooks.json": '{"hooks": {}}\n',
+        sandbox.home / ".codex" / "AGENTS.md": "Be brief.\n",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(mode)
+
+    assert sandbox.run("install", "codex", "--home", str(sandbox.home / "mem")).code == 0
+    for path in files:
+        assert _mode(path) == mode, path
+    done = sandbox.run("uninstall", "codex")
+
+    assert done.code == 0, done.err
+    for path, text in files.items():
+        assert path.read_text() == text and _mode(path) == mode, path
+
+
+def test_a_read_only_config_is_refused_by_name_and_left_alone(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n')
+    config.chmod(0o444)
+    before = sandbox.snapshot()
+
+    done = sandbox.run("install", "codex", "--home", str(sandbox.home / "mem"))
+
+    assert done.code == 1 and "Traceback" not in done.err and "unexpected" not in done.err
+    assert str(config) in done.err and "read-only" in done.err
+    assert "nothing was changed" in done.err
+    assert sandbox.snapshot() == before and _mode(config) == 0o444
+
+
+def test_codex_inline_mcp_servers_table_is_made_a_table_and_given_back(sandbox: Sandbox) -> None:
+    config = sandbox.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = (
+        '# mine\nmodel = "o3"\n'
+        'mcp_servers = { other = { command = "other-mcp", args = ["--x"] } }\n'
+        '\n[profiles.fast]\nmodel = "o4-mini"\n'
+    )
+    config.write_text(original)
+
+    done = sandbox.run("install", "codex", "--home", str(sandbox.home / "mem"))
+
+    assert done.code == 0, done.err
+    data = tomllib.loads(config.read_text())
+    assert data["mcp_servers"]["other"] == {"command": "other-mcp", "args": ["--x"]}
+    assert data["mcp_servers"]["ihmt-memory"]["command"] == _mcp_script()
+    assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "o4-mini"}}
+
+    done = sandbox.run("uninstall", "codex")
+
+    assert done.code == 0, done.err
+    assert config.read_text() == original
+    assert list(sandbox.home.rglob("*.bak-ihmt")) == []

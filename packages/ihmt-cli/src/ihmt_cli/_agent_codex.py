@@ -8,6 +8,7 @@ AGENTS.md. The TOML is edited with tomlkit, so the user's comments and order sta
 from __future__ import annotations
 
 import shutil
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,8 @@ class CodexSetup:
 
     def read_registration(self, paths: AgentPaths) -> dict[str, Any] | None:
         servers = _read_toml(paths.config).get("mcp_servers", {})
-        entry = servers.get(SERVER_NAME) if hasattr(servers, "get") else None
-        return _plain(entry) if entry is not None else None
+        entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+        return _plain(entry) if isinstance(entry, dict) else None
 
     def registered_argv(self, entry: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
         return stdio_argv(entry)
@@ -158,13 +159,19 @@ CODEX = CodexSetup()
 # ---------------------------------------------------------------------- config.toml
 def _read_toml(path: Path) -> Any:
     import tomlkit
-    from tomlkit.exceptions import ParseError
+    from tomlkit.exceptions import TOMLKitError
 
     if not path.exists():
         return tomlkit.document()
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
-    except ParseError as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise click.ClickException(
+            f"{path} is not UTF-8 text; fix it first, nothing was changed"
+        ) from None
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:  # a parse error, a key given twice
         raise click.ClickException(
             f"{path} is not valid TOML ({exc}); fix it first, nothing was changed"
         ) from None
@@ -244,11 +251,41 @@ def _toml_entry(spec: ServerSpec) -> Any:
 
 
 def _toml_edit(path: Path, spec: ServerSpec | None, *, approve_only: bool = False) -> str:
-    """The config text with the server set (or, ``spec`` None, removed); the rest untouched."""
-    import tomlkit
+    """The config text with the server set (or, ``spec`` None, removed); the rest untouched.
 
+    An inline ``mcp_servers = { … }`` cannot hold our entry as a table: it becomes a
+    ``[mcp_servers.<name>]`` table per server, entries kept (an uninstall that leaves the
+    same data gives the original bytes back). The edited text is parsed again and must
+    differ from the old one in our entry only.
+
+    Raises:
+        click.ClickException: the file does not parse, ``mcp_servers`` is not a table,
+            or no safe edit exists; it names the file and what to do by hand.
+    """
     doc = _read_toml(path)
+    before = _plain(doc)
+    try:
+        text = _edited(doc, path, spec, approve_only=approve_only)
+        after = tomllib.loads(text)
+    except click.ClickException:
+        raise
+    except Exception as exc:  # noqa: BLE001 — tomlkit raises several unrelated types
+        raise _cannot_edit(path, spec, str(exc)) from None
+    registered = isinstance(after.get("mcp_servers"), dict) and SERVER_NAME in after["mcp_servers"]
+    if _others(after) != _others(before) or registered != (spec is not None):
+        raise _cannot_edit(path, spec, f"the edit would change more than {SERVER_NAME}")
+    return text
+
+
+def _edited(doc: Any, path: Path, spec: ServerSpec | None, *, approve_only: bool) -> str:
+    import tomlkit
+    from tomlkit.items import InlineTable
+
     servers = doc.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise click.ClickException(
+            f'"mcp_servers" in {path} is not a table; fix it first, nothing was changed'
+        )
     if spec is None:
         if servers is not None and SERVER_NAME in servers:
             del servers[SERVER_NAME]
@@ -260,8 +297,12 @@ def _toml_edit(path: Path, spec: ServerSpec | None, *, approve_only: bool = Fals
     if servers is None:
         doc.add("mcp_servers", _toml_servers(spec))
         return tomlkit.dumps(doc)
+    if isinstance(servers, InlineTable):
+        servers = _as_tables(servers)
+        del doc["mcp_servers"]
+        doc.add("mcp_servers", servers)
     existing = servers.get(SERVER_NAME)
-    if approve_only and existing is not None:
+    if approve_only and isinstance(existing, dict) and not isinstance(existing, InlineTable):
         if not _approvals_right(_plain(existing)):
             _set_approvals(existing)
         return tomlkit.dumps(doc)
@@ -269,6 +310,45 @@ def _toml_edit(path: Path, spec: ServerSpec | None, *, approve_only: bool = Fals
         del servers[SERVER_NAME]
     servers.add(SERVER_NAME, _toml_entry(spec))
     return tomlkit.dumps(doc)
+
+
+def _as_tables(inline: Any) -> Any:
+    """An inline ``{ name = { … }, … }`` as a super table of ``[mcp_servers.<name>]``
+    tables, each server's keys kept (its own inline values stay inline)."""
+    import tomlkit
+    from tomlkit.items import InlineTable
+
+    servers = tomlkit.table(is_super_table=True)
+    for name, value in inline.items():
+        if isinstance(value, InlineTable):
+            table = tomlkit.table()
+            for key, item in value.items():
+                table.add(key, item)
+            servers.add(name, table)
+        else:
+            servers.add(name, value)
+    return servers
+
+
+def _others(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without our server's entry (and without an ``mcp_servers`` left empty)."""
+    out = dict(data)
+    servers = out.get("mcp_servers")
+    if isinstance(servers, Mapping):
+        rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        if rest:
+            out["mcp_servers"] = rest
+        else:
+            out.pop("mcp_servers")
+    return out
+
+
+def _cannot_edit(path: Path, spec: ServerSpec | None, why: str) -> click.ClickException:
+    if spec is None:
+        what = f"delete the [mcp_servers.{SERVER_NAME}] table from {path}"
+    else:
+        what = f"add this to {path} by hand:\n{_toml_table_text(spec)}"
+    return click.ClickException(f"cannot edit {path} safely ({why}); nothing was changed: {what}")
 
 
 def _codex_preview(paths: AgentPaths, spec: ServerSpec) -> str:

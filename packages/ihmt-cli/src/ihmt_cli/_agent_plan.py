@@ -1,7 +1,7 @@
 """What ``ihmt install`` / ``uninstall`` does, as data: a :class:`Plan` of :class:`Step` s
 — run the agent's own CLI, or write one file — that ``--dry-run`` prints and a real run
-applies in order. Once a plan ran, each backup whose file is back to its original bytes
-goes.
+applies in order. Once an uninstall ran, a file that holds its original's data again
+gets the original's exact bytes back, and the backup goes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from typing import Any
 
 import click
 
-from ihmt_cli._agent_files import backup, backup_of, write_text
+from ihmt_cli._agent_files import (
+    backup,
+    backup_of,
+    refuse_read_only,
+    same_content,
+    write_bytes,
+    write_text,
+)
 from ihmt_cli._agent_setup import SERVER_NAME
 from ihmt_cli._types import Agent, Scope, StepAction
 
@@ -67,20 +74,32 @@ class Plan:
     notes: tuple[str, ...] = ()
     """What the user must know or do: trust the hooks, what is approved, what not to commit."""
     tidy: tuple[Path, ...] = ()
-    """Files whose backup goes once the plan ran, when the file is byte-identical to it."""
+    """Files given their original's bytes back once the plan ran, when they hold the same
+    data (:func:`~ihmt_cli._agent_files.same_content`); their backup then goes."""
     dropped: list[str] = field(default_factory=list)
     """The backups removed because the file is back to its original."""
 
+    def check(self) -> None:
+        """Refuse, before anything changes, a plan that would write a read-only file."""
+        refuse_read_only([step.path for step in self.steps if step.path is not None])
+
     def run(self) -> None:
+        self.check()
         for step in self.steps:
             step.apply()
         for path in dict.fromkeys(self.tidy):
             copy = backup_of(path)
-            if copy.is_file() and path.is_file() and copy.read_bytes() == path.read_bytes():
-                copy.unlink()
-                self.dropped.append(str(copy))
-                if str(copy) in self.backups:
-                    self.backups.remove(str(copy))
+            if not (copy.is_file() and path.is_file()):
+                continue
+            original, now = copy.read_bytes(), path.read_bytes()
+            if not same_content(path, original, now):
+                continue
+            if now != original:
+                write_bytes(path, original)
+            copy.unlink()
+            self.dropped.append(str(copy))
+            if str(copy) in self.backups:
+                self.backups.remove(str(copy))
 
 
 def file_step(
