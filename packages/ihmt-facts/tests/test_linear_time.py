@@ -30,16 +30,26 @@ def _own_words(regex: str) -> list[str]:
     return [f"{w} " for w in words] + [f"{w.capitalize()} " for w in words[:10]]
 
 
+def _fastest_scan(compiled: re.Pattern[str], text: str) -> float:
+    """The fastest of three scans: a busy machine slows one run, never all three by 250x."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in compiled.finditer(text):
+            pass
+        best = min(best, time.perf_counter() - started)
+        if best <= RULE_BUDGET_S:
+            break
+    return best
+
+
 @pytest.mark.parametrize("rule", DEFAULT_PATTERNS, ids=[r.name for r in DEFAULT_PATTERNS])
 def test_each_rule_scans_long_adversarial_strings_in_linear_time(rule: object) -> None:
     compiled = rule.compiled  # type: ignore[attr-defined]
     slow: list[tuple[str, float]] = []
     for unit in GENERIC + _own_words(rule.regex):  # type: ignore[attr-defined]
         text = unit * (CHARS // len(unit))
-        started = time.perf_counter()
-        for _ in compiled.finditer(text):
-            pass
-        took = time.perf_counter() - started
+        took = _fastest_scan(compiled, text)
         if took > RULE_BUDGET_S:
             slow.append((unit, round(took, 3)))
     assert slow == [], slow
