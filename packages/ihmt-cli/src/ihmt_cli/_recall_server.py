@@ -9,7 +9,8 @@ that warm and answers in milliseconds, with meaning as well as words.
 - One server per ``IHMT_HOME``: it holds ``hooks/server.lock`` for its life and listens
   on a Unix socket (``hooks/recall.sock``, or ``$XDG_RUNTIME_DIR`` when that path is
   too long), readable by its user only. It binds only once warm, so a hook never waits
-  for it to load.
+  for it to load. A hook talks only to a socket of its own user, served by a process
+  of its own user (:func:`ask`).
 - It answers one request at a time: ``{"event", "project", "prompt", "seen"}`` in, the
   :class:`~ihmt_cli._hook.Recall` fields out. It exits after :data:`IDLE_SECONDS`
   without a request, or when the store is gone.
@@ -25,6 +26,8 @@ import json
 import logging
 import os
 import socket
+import stat
+import struct
 import subprocess
 import sys
 import time
@@ -83,16 +86,43 @@ def socket_path(home: Path, environ: Mapping[str, str]) -> Path | None:
 
 # ---------------------------------------------------------------------- the client side
 def ask(
-    home: Path, request: Mapping[str, Any], environ: Mapping[str, str]
+    home: Path,
+    request: Mapping[str, Any],
+    environ: Mapping[str, str],
+    *,
+    uid: int | None = None,
 ) -> dict[str, Any] | None:
-    """The server's answer to ``request``, or None when no server answers in time."""
+    """The server's answer to ``request``, or None when no server of this user answers
+    in time.
+
+    The prompt goes only to a server of this user (``uid``, default: this process's):
+    the socket file must be a socket owned by them, and the process listening on it
+    must run as them (``SO_PEERCRED``, checked after connecting and before sending
+    anything; where the system has no such option, the owner of the file decides).
+    Anything else (a socket planted in a shared runtime folder) gets nothing and its
+    answer is never read: the hook then answers by itself.
+    """
     path = socket_path(home, environ)
-    if path is None or not path.exists():
+    if path is None:
+        return None
+    expected = uid if uid is not None else os.getuid() if hasattr(os, "getuid") else None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(info.st_mode):
+        return None
+    if expected is not None and info.st_uid != expected:
+        logger.warning("ignoring %s: the socket belongs to uid %d", path, info.st_uid)
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(str(path))
+            peer = _peer_uid(conn)
+            if expected is not None and peer is not None and peer != expected:
+                logger.warning("ignoring %s: its server runs as uid %d", path, peer)
+                return None
             conn.settimeout(ANSWER_TIMEOUT)
             conn.sendall(json.dumps(dict(request)).encode("utf-8") + b"\n")
             answer = _read_line(conn)
@@ -105,6 +135,16 @@ def ask(
     if not isinstance(data, dict) or data.get("error") or not isinstance(data.get("reason"), str):
         return None
     return data
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of ``conn`` (Linux: ``SO_PEERCRED``);
+    None where the system does not say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
+    return int(uid)
 
 
 def _read_line(conn: socket.socket) -> bytes:
