@@ -28,7 +28,7 @@ COMMANDS = {
     "ihmt consolidate": ["--force"],
     "ihmt demo": ["--dir"],
     "ihmt doctor": ["--home", "--no-connect"],
-    "ihmt export": ["--format", "--project", "--output/-o"],
+    "ihmt export": ["--format", "--project", "--output/-o", "--force"],
     "ihmt facts": ["--subject"],
     "ihmt forget": ["ID", "--reason", "--yes/-y"],
     "ihmt gui": ["--port", "--no-browser"],

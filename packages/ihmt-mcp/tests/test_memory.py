@@ -368,7 +368,7 @@ def test_ingesting_a_latin1_file_stores_the_right_text_and_says_how_it_was_read(
     )
     report = memory.ingest([notes])
     assert report.leaves == 1
-    assert any(n.startswith("notas.txt: not UTF-8: read as") for n in report.notices)
+    assert any(n.startswith("notas.txt: not UTF-8: read as") for n in report.warnings)
     found = memory.search("reunión José Cádiz")
     assert found.best is not None and "Reunión con José en Cádiz" in found.best.content
 

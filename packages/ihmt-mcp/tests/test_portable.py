@@ -7,9 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ihmt_mcp import Memory, PortableMemory, write_jsonl, write_markdown
-from ihmt_mcp._portable import read_front_matter
+from ihmt_mcp._portable import (
+    MAX_FRONT_MATTER,
+    MAX_FRONT_MATTER_ALIASES,
+    MAX_FRONT_MATTER_DEPTH,
+    MAX_FRONT_MATTER_VALUES,
+    FrontMatterTooLargeError,
+    NoteMeta,
+    read_front_matter,
+)
 
 
 @pytest.fixture
@@ -67,7 +77,7 @@ def test_an_obsidian_vault_imports_cleanly(mem: Memory, tmp_path: Path) -> None:
     report = mem.ingest([vault])
 
     assert ("vault/attachments/diagram.png", "binary") in report.skipped
-    assert any("Broken.md" in n and "not valid YAML" in n for n in report.notices)
+    assert any("Broken.md" in n and "not valid YAML" in n for n in report.warnings)
     sources = {e.source for e in mem.store.iter_entries("leaf")}
     assert not any(".obsidian" in s or ".trash" in s for s in sources), sources
     leaf_id, leaf = _leaf_of(mem, "Nomad Kubernetes scheduler")
@@ -356,3 +366,107 @@ def test_an_import_reports_progress_in_bytes_like_a_file_ingest(
     assert seen and all(t == total for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert seen[-1][0] == total
+
+
+# ---------------------------------------------------------------------- hostile front matter
+def _nested_aliases(levels: int, width: int) -> str:
+    """Front matter whose each level lists the one below ``width`` times, by alias."""
+    lines = ["a0: &a0 [" + ", ".join(["lol"] * width) + "]"]
+    for level in range(1, levels):
+        items = ", ".join([f"*a{level - 1}"] * width)
+        lines.append(f"a{level}: &a{level} [{items}]")
+    lines.append(f"tags: *a{levels - 1}")
+    return "---\n" + "\n".join(lines) + "\n---\nBody.\n"
+
+
+def test_front_matter_aliases_are_bounded_by_count_and_by_expansion() -> None:
+    at_cap = "---\nbase: &b [x, y]\n" + "".join(
+        f"k{n}: *b\n" for n in range(MAX_FRONT_MATTER_ALIASES)
+    ) + "---\nBody.\n"  # fmt: skip
+    meta, body, problem = read_front_matter(at_cap)
+    assert not problem and body == "Body.\n" and meta["k0"] == ["x", "y"]
+    over = at_cap.replace("---\nBody", f"k{MAX_FRONT_MATTER_ALIASES}: *b\n---\nBody")
+    meta, body, problem = read_front_matter(over)
+    assert meta == {} and body == over and "YAML aliases" in problem and "kept as text" in problem
+    # Few aliases, but each repeats a large list: bounded by the values they stand for.
+    width = MAX_FRONT_MATTER_VALUES // 4
+    wide = "---\na: &a [" + ", ".join(["x"] * width) + "]\nb: [*a, *a, *a, *a, *a]\n---\nB.\n"
+    meta, body, problem = read_front_matter(wide)
+    assert meta == {} and "values" in problem and "kept as text" in problem
+    deep = "---\nk: " + "[" * (MAX_FRONT_MATTER_DEPTH + 2) + "]" * (MAX_FRONT_MATTER_DEPTH + 2)
+    meta, _, problem = read_front_matter(deep + "\n---\nB.\n")
+    assert meta == {} and "levels" in problem
+
+
+def test_front_matter_longer_than_the_cap_is_refused_and_at_the_cap_is_read() -> None:
+    def note(size: int) -> str:
+        value = "v" * (size - len("\nk: \n"))
+        return f"---\nk: {value}\n---\nThe body.\n"
+
+    # The front matter runs from the line break after the opening '---' to the closing one.
+    meta, body, problem = read_front_matter(note(MAX_FRONT_MATTER))
+    assert not problem and body == "The body.\n" and len(meta["k"]) > 60_000
+    with pytest.raises(FrontMatterTooLargeError, match="65,536 characters"):
+        read_front_matter(note(MAX_FRONT_MATTER + 1))
+    # Never closed, in a long text: still metadata that goes on and on.
+    with pytest.raises(FrontMatterTooLargeError):
+        read_front_matter("---\n" + "".join(f"k{n}: {'v' * 90}\n" for n in range(2000)))
+    # A long note that merely starts with a rule is text, read whole.
+    prose = "---\n" + "A paragraph of plain prose, no keys at all.\n\n" * 3000
+    assert read_front_matter(prose) == ({}, prose, "")
+
+
+_YAML_BITS = st.sampled_from(
+    [
+        "title: x", "tags: [a, b]", "&a [x, y]", "*a", "k: &a {b: *a}", "<<: *a", "- *a",
+        "date: 2024-13-45", "date: 9999-12-31", "? [a]", "!!python/object:os.system x",
+        "'", '"', "[[[[", "{", "k: |\n  text", "\t", "\ufeff", "---", "...", "%YAML 1.1",
+        "k: " + "x" * 5000, "n: 1" + "0" * 5000, "k: !!binary AAAA", "k: &a\n  - *a",
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def _front_matters(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(st.one_of(_YAML_BITS, st.text(max_size=40)), max_size=12))
+    closing = draw(st.sampled_from(["---\n", "----  \n", "", "---"]))
+    return "---\n" + "\n".join(lines) + "\n" + closing + draw(st.text(max_size=60))
+
+
+@settings(max_examples=50, deadline=None)
+@given(_front_matters())
+def test_any_front_matter_is_read_or_refused_never_raises(text: str) -> None:
+    try:
+        meta, body, problem = read_front_matter(text)
+    except FrontMatterTooLargeError:
+        return
+    assert isinstance(meta, dict) and isinstance(body, str) and isinstance(problem, str)
+    assert not (meta and problem)
+    NoteMeta.of(meta)  # whatever the values, never a traceback
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    note=st.one_of(
+        _front_matters().map(lambda text: text.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=300).map(lambda data: b"---\n" + data),
+        st.just(_nested_aliases(9, 9).encode()),
+        st.integers(1, 4).map(lambda n: ("---\nk: " + "v" * (MAX_FRONT_MATTER * n)).encode()),
+    )
+)
+def test_ingest_of_any_note_stores_it_or_skips_it_with_a_reason(
+    tmp_path_factory: pytest.TempPathFactory, note: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("notes")
+    (folder / "note.md").write_bytes(note)
+    memory = Memory.init(folder / "store", project="")
+    try:
+        report = memory.ingest([folder / "note.md"])
+    finally:
+        memory.close()
+    assert report.files == 1
+    assert (report.leaves >= 1) != bool(report.skipped), report
+    assert all(reason for _, reason in report.skipped)
+    assert not report.notices  # no fact changed: problems are warnings

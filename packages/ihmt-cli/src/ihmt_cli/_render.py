@@ -146,6 +146,7 @@ def ingest_text(report: IngestReport, byte_count: int) -> str:
         f"{report.branches_created} new branch(es)"
     ]
     lines.extend(f"CONTRADICTION: {notice}" for notice in report.notices)
+    lines.extend(f"WARNING: {warning}" for warning in report.warnings)
     return "\n".join(lines)
 
 

@@ -367,6 +367,20 @@ def restore_command(state: State, memory_id: str, corrected_by: str | None) -> N
 
 
 # ---------------------------------------------------------------------- export
+def _refuse_the_store(output: Path, store: Path) -> None:
+    """Refuse an export into the store (its config, its leaves) or into a folder holding it:
+    links resolved, so no other name for the store slips through."""
+    target, home = output.resolve(), store.resolve()
+    if target == home or home in target.parents:
+        raise click.ClickException(
+            f"{output} is inside the memory's store ({store}); export somewhere else"
+        )
+    if target in home.parents:
+        raise click.ClickException(
+            f"{output} holds the memory's store ({store}); export somewhere else"
+        )
+
+
 @command("export")
 @click.option(
     "--format",
@@ -383,9 +397,10 @@ def restore_command(state: State, memory_id: str, corrected_by: str | None) -> N
     type=click.Path(path_type=Path),
     help="File (jsonl) or folder (markdown) to write; jsonl defaults to stdout.",
 )
+@click.option("--force", is_flag=True, help="Overwrite an existing --output file.")
 @pass_state
 def export_command(
-    state: State, fmt: ExportFormat, project: str | None, output: Path | None
+    state: State, fmt: ExportFormat, project: str | None, output: Path | None, force: bool
 ) -> None:
     """Write every memory with its id, date, project, domain, type, tags and OUTDATED link.
 
@@ -393,6 +408,8 @@ def export_command(
     A jsonl object: {id, content, timestamp, project, domain, type, tags, source, title,
     outdated_by, corrected_on, reason}. A markdown note: that front matter, then the text;
     the folder holds one note per memory under <project or _global>/ and ihmt-export.json.
+    An existing file is overwritten only with --force; a folder must be new, empty or an
+    earlier markdown export (replaced); nothing is ever written inside the store.
     --json prints {format, output, memories, outdated} (not with jsonl on stdout).
     """
     to_stdout = output is None or str(output) == "-"
@@ -400,17 +417,16 @@ def export_command(
         raise click.UsageError("--format markdown writes a folder: give it with --output DIR")
     if to_stdout and state.is_json:
         raise click.UsageError("jsonl on stdout is the export itself: add --output FILE for --json")
-    if output is not None and not to_stdout:
-        if fmt == "markdown" and output.exists() and not output.is_dir():
-            raise click.ClickException(f"{output} is a file; --format markdown writes a folder")
-        if fmt == "markdown" and output.is_dir() and any(output.iterdir()):
-            raise click.ClickException(f"{output} is not empty; export into a new or empty folder")
-        if fmt == "jsonl" and output.is_dir():
-            raise click.ClickException(f"{output} is a folder; --format jsonl writes a file")
+    if fmt == "jsonl" and output is not None and not to_stdout and output.is_dir():
+        raise click.ClickException(f"{output} is a folder; --format jsonl writes a file")
     from ihmt_mcp import write_jsonl, write_markdown
 
     outdated = [0]
     with open_memory(state) as memory:
+        if output is not None and not to_stdout:
+            _refuse_the_store(output, memory.store.path)
+            if fmt == "jsonl" and (output.exists() or output.is_symlink()) and not force:
+                raise click.ClickException(f"{output} already exists; give --force to overwrite it")
 
         def memories() -> Iterator[Any]:
             for item in memory.export(project=project):
@@ -419,7 +435,10 @@ def export_command(
 
         if fmt == "markdown":
             assert output is not None
-            count = write_markdown(memories(), output)
+            try:
+                count = write_markdown(memories(), output)
+            except FileExistsError as exc:
+                raise click.ClickException(str(exc)) from None
         elif to_stdout:
             count = write_jsonl(memories(), sys.stdout)
         else:

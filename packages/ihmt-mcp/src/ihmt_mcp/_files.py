@@ -30,7 +30,9 @@ __all__ = [
     "refuse_unsafe_root",
     "SKIP_DIRS",
     "GitIgnore",
+    "LINK_OUT",
     "is_secret_file_name",
+    "leads_out",
     "open_regular",
     "read_regular",
     "special_kind",
@@ -216,6 +218,21 @@ class GitIgnore:
         return result
 
 
+LINK_OUT = "a link leading out of the folder"
+"""Why a file reached through a link to somewhere outside the folder read is skipped."""
+
+
+def leads_out(path: Path, real_root: Path) -> bool:
+    """True when ``path`` — a link, or a file inside a linked folder — resolves to a place
+    outside ``real_root`` (itself resolved). Whatever is read from a folder stays in it.
+
+    Raises:
+        OSError, RuntimeError: a dangling or looping link.
+    """
+    target = path.resolve(strict=True)
+    return target != real_root and real_root not in target.parents
+
+
 def walk_files(
     root: Path,
     *,
@@ -271,11 +288,10 @@ def walk_files(
             try:
                 mode = full.lstat().st_mode
                 if stat.S_ISLNK(mode):
-                    target = full.resolve(strict=True)
-                    if target != real_root and real_root not in target.parents:
-                        skip(rel, "a link leading out of the folder")
+                    if leads_out(full, real_root):
+                        skip(rel, LINK_OUT)
                         continue
-                    mode = target.stat().st_mode
+                    mode = full.stat().st_mode
             except (OSError, RuntimeError):
                 continue  # a dangling or looping link: nothing to read
             if not stat.S_ISREG(mode):

@@ -127,7 +127,8 @@ def import_batches(
     leaves. A memory holding a secret is skipped and reported.
     """
     skipped: list[tuple[str, str]] = [s for b in batches for s in b.skipped]
-    notices: list[str] = [n for b in batches for n in b.notices]
+    notices: list[str] = []
+    warnings: list[str] = [w for b in batches for w in b.warnings]
     items = [m for b in batches for m in b.memories]
     id_map: dict[str, str] = {}
     leaves: list[Leaf] = []
@@ -157,8 +158,10 @@ def import_batches(
         notices.extend(said)
         if progress is not None:
             progress(done_bytes, total_bytes, stored[-1].source if stored else "")
-    notices.extend(_import_facts(memory, batches, id_map))
-    notices.extend(_import_links(memory, items, batches, id_map))
+    changed, left_out = _import_facts(memory, batches, id_map)
+    notices.extend(changed)
+    warnings.extend(left_out)
+    warnings.extend(_import_links(memory, items, batches, id_map))
     logger.info("imported %d memory(ies) into %d leaf(s)", len(items), written)
     return IngestReport(
         files=len(items) + len([s for b in batches for s in b.skipped]),
@@ -166,6 +169,7 @@ def import_batches(
         skipped=tuple(skipped),
         notices=tuple(dict.fromkeys(notices)),
         branches_created=created,
+        warnings=tuple(dict.fromkeys(warnings)),
     )
 
 
@@ -232,8 +236,9 @@ def _imported_leaves(
 
 def _import_facts(
     memory: MemoryParts, batches: Sequence[ImportBatch], id_map: dict[str, str]
-) -> list[str]:
-    """Record the facts a store's timeline held, as explicit facts of their leaves."""
+) -> tuple[list[str], list[str]]:
+    """Record the facts a store's timeline held, as explicit facts of their leaves; the
+    notices of the facts that changed, and a warning when some could not be recorded."""
     from ihmt_facts import Fact
 
     notices: list[str] = []
@@ -257,9 +262,9 @@ def _import_facts(
                     notices.extend(recorded.notices)
             except (IhmtError, ValueError):
                 left += 1
-    if left:
-        notices.append(f"{left} imported fact(s) could not be recorded (unknown leaf or value)")
-    return notices
+    if not left:
+        return notices, []
+    return notices, [f"{left} imported fact(s) could not be recorded (unknown leaf or value)"]
 
 
 def _import_links(
@@ -268,7 +273,8 @@ def _import_links(
     batches: Sequence[ImportBatch],
     id_map: dict[str, str],
 ) -> list[str]:
-    """Flag each imported memory OUTDATED by the one that corrected it."""
+    """Flag each imported memory OUTDATED by the one that corrected it; a warning for each
+    correction that could not be."""
     store = memory.store
     links = [(m.id, m.outdated_by, m.reason) for m in items if m.id and m.outdated_by]
     links += [link for b in batches for link in b.links]

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, BinaryIO
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
 from ihmt_mcp._leaves import chunked_leaves, make_leaves
-from ihmt_mcp._portable import MARKDOWN_SUFFIXES, NoteMeta, read_front_matter
+from ihmt_mcp._portable import (
+    MARKDOWN_SUFFIXES,
+    FrontMatterTooLargeError,
+    NoteMeta,
+    read_front_matter,
+)
 from ihmt_mcp._records import IngestReport
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError
@@ -109,7 +114,7 @@ def ingest_files(
     if text is not None:
         items.append((source_name, None))
     reader = _Reader(config=memory.store.config, options=options, skipped=skipped)
-    notices = reader.notices
+    notices: list[str] = []
     written = 0
     total = len(items)
     left_by_walk = len(skipped)  # special, secret or linked-out files the walk passed over
@@ -163,6 +168,7 @@ def ingest_files(
         skipped=tuple(skipped),
         notices=tuple(dict.fromkeys(notices)),
         branches_created=created,
+        warnings=tuple(dict.fromkeys(reader.warnings)),
     )
 
 
@@ -213,16 +219,17 @@ def _segments(handle: BinaryIO) -> Iterator[bytes]:
 @dataclass(slots=True, kw_only=True)
 class _Reader:
     """Reads the items of one ingest into leaves; why an item was skipped goes to
-    ``skipped``, what was done to read it (an encoding detected) to ``notices``."""
+    ``skipped``, what was done to read it (an encoding guessed, front matter kept as
+    text) to ``warnings``."""
 
     config: StoreConfig
     options: IngestOptions
     skipped: list[tuple[str, str]]
-    notices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def whole(self, name: str, full: Path | None, text: str | None) -> list[Leaf]:
         """The leaves of one file read whole (or of the given text when ``full`` is None)."""
-        skipped, notices = self.skipped, self.notices
+        skipped, warnings = self.skipped, self.warnings
         if full is None:
             body = text or ""
         else:
@@ -233,7 +240,7 @@ class _Reader:
                 decoded = decode(read_regular(full))
                 body = decoded.text
                 if decoded.notice:
-                    notices.append(f"{name}: {decoded.notice}")
+                    warnings.append(f"{name}: {decoded.notice}")
             except BinaryContentError:
                 skipped.append((name, "binary"))
                 return []
@@ -243,6 +250,15 @@ class _Reader:
         if not body.strip():
             skipped.append((name, "empty"))
             return []
+        is_note = name.lower().endswith(MARKDOWN_SUFFIXES)
+        if is_note:
+            # A note's front matter (Obsidian, basic-memory…) describes the memory: its
+            # title, tags, date and project; it is never part of the memory's text.
+            try:
+                meta, rest, problem = read_front_matter(body)
+            except FrontMatterTooLargeError as exc:
+                skipped.append((name, str(exc)))
+                return []
         secrets = find_secrets(body)
         if secrets:
             kinds = ", ".join(dict.fromkeys(s.kind for s in secrets))
@@ -253,12 +269,10 @@ class _Reader:
             stamp = normalize_timestamp(datetime.fromtimestamp(full.stat().st_mtime))
         note = NoteMeta()
         proj = self.options.project
-        if name.lower().endswith(MARKDOWN_SUFFIXES):
-            # A note's front matter (Obsidian, basic-memory…) describes the memory: its
-            # title, tags, date and project; it is never part of the memory's text.
-            meta, body, problem = read_front_matter(body)
+        if is_note:
+            body = rest
             if problem:
-                notices.append(f"{name}: {problem}")
+                warnings.append(f"{name}: {problem}")
             note = NoteMeta.of(meta)
             if not body.strip():
                 skipped.append((name, "only front matter"))
@@ -291,7 +305,7 @@ class _Reader:
         """
         try:
             with open_regular(full) as handle:
-                if not self._checked(name, handle):
+                if not self._front_matter_fits(name, handle) or not self._checked(name, handle):
                     return
                 handle.seek(0)
                 stamp = normalize_timestamp(
@@ -302,6 +316,20 @@ class _Reader:
             self.skipped.append((name, "binary"))
         except OSError as exc:
             self.skipped.append((name, f"unreadable ({exc.strerror or exc})"))
+
+    def _front_matter_fits(self, name: str, handle: BinaryIO) -> bool:
+        """False (the file skipped, and why) when a note's front matter is too long: told
+        from its first segment, before the whole file is read for secrets."""
+        if not name.lower().endswith(MARKDOWN_SUFFIXES):
+            return True
+        first = next(_segments(handle), b"")
+        handle.seek(0)
+        try:
+            read_front_matter(decode(first).text)
+        except FrontMatterTooLargeError as exc:
+            self.skipped.append((name, str(exc)))
+            return False
+        return True
 
     def _checked(self, name: str, handle: BinaryIO) -> bool:
         """The first pass: True when every segment is text free of secrets."""
@@ -315,7 +343,7 @@ class _Reader:
                 return False
             if decoded.notice and decoded.notice not in said:
                 said.add(decoded.notice)
-                self.notices.append(f"{name}: {decoded.notice}")
+                self.warnings.append(f"{name}: {decoded.notice}")
             # The end of the previous segment too: a secret written over several lines
             # (a private key) is found even when a segment ends inside it.
             secrets = find_secrets(overlap + decoded.text)
@@ -345,9 +373,13 @@ class _Reader:
             if detection is None and name.lower().endswith(MARKDOWN_SUFFIXES):
                 # As for a small note: the front matter describes the memories (title,
                 # tags, date, project) and is no part of their text.
-                meta, rest, problem = read_front_matter(body)
+                try:
+                    meta, rest, problem = read_front_matter(body)
+                except FrontMatterTooLargeError as exc:  # it grew since it was checked
+                    self.skipped.append((name, str(exc)))
+                    return
                 if problem:
-                    self.notices.append(f"{name}: {problem}")
+                    self.warnings.append(f"{name}: {problem}")
                 note = NoteMeta.of(meta)
                 line += body[: len(body) - len(rest)].count("\n")
                 body = rest

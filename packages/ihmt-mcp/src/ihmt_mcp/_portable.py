@@ -32,7 +32,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ihmt_store import Store, normalize_timestamp
+from ihmt_mcp._files import LINK_OUT, leads_out, read_regular
+from ihmt_store import Store, check_date
 
 logger = logging.getLogger(__name__)
 
@@ -120,27 +121,26 @@ class ImportBatch:
     links: list[tuple[str, str, str]] = field(default_factory=list)
     """(old id, new id, reason): corrections found outside the memories themselves."""
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What was read but not as it was written: front matter kept as text, facts left out."""
 
 
 # ---------------------------------------------------------------------- small readers
 def _timestamp(value: Any) -> str:
-    """A canonical timestamp from a YAML/JSON date value, or '' when it is not one."""
+    """A canonical timestamp from a YAML/JSON date value, or '' when it is not one, or
+    one ``save`` would refuse (:func:`ihmt_store.check_date`: no later than a day ahead)."""
     if value is None or value == "":
         return ""
     if isinstance(value, bool):
         return ""
-    if isinstance(value, (int, float)):
-        try:
-            seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds
-            return normalize_timestamp(datetime.fromtimestamp(seconds).astimezone())
-        except (OverflowError, OSError, ValueError):
-            return ""
-    if isinstance(value, (date, datetime)):
-        return normalize_timestamp(value)
     try:
-        return normalize_timestamp(str(value).strip())
-    except (ValueError, OverflowError):
+        if isinstance(value, (int, float)):
+            seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds
+            return check_date(datetime.fromtimestamp(seconds).astimezone())
+        if isinstance(value, (date, datetime)):
+            return check_date(value)
+        return check_date(str(value).strip())
+    except (OverflowError, OSError, ValueError):
         return ""
 
 
@@ -215,37 +215,118 @@ def _exported(
 
 
 # ---------------------------------------------------------------------- front matter
+MAX_FRONT_MATTER = 65_536
+"""Characters a note's front matter may hold; a note with more is skipped (front matter
+is a few lines of metadata: more is a mistake or an attack, and read as text it would
+become thousands of memories of ``key: value``)."""
+MAX_FRONT_MATTER_ALIASES = 16
+"""YAML aliases (``*name``) a front matter may use; with more it is kept as text. Each
+alias may repeat a whole list or mapping, so a few hundred bytes of nested aliases
+("billion laughs") stand for billions of values."""
+MAX_FRONT_MATTER_VALUES = 10_000
+"""Values (aliases expanded) a front matter may stand for; with more it is kept as text."""
+MAX_FRONT_MATTER_DEPTH = 32
+"""Levels of lists and mappings a front matter may nest; deeper, it is kept as text."""
+_FENCE = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+"""A ``---`` line: python-frontmatter's own boundary."""
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+"""Where a YAML alias may be: counted on the raw text, so a ``*`` that starts a word inside
+a quoted string counts too (an upper bound: the note is then only kept as text)."""
+
+
+class FrontMatterTooLargeError(ValueError):
+    """A note's front matter is longer than :data:`MAX_FRONT_MATTER`: skip the note, with
+    this message as the reason."""
+
+
 def read_front_matter(text: str) -> tuple[dict[str, Any], str, str]:
     """Split a Markdown note into its YAML front matter and its body.
 
     Returns:
         (metadata, body, problem): without front matter, ``({}, text, "")``; with front
-        matter that is not valid YAML (or not a mapping), ``({}, text, why)`` so the
-        note is kept whole and the caller can say so.
+        matter that is not valid YAML (or not a mapping), or that expands beyond
+        :data:`MAX_FRONT_MATTER_ALIASES`, :data:`MAX_FRONT_MATTER_VALUES` or
+        :data:`MAX_FRONT_MATTER_DEPTH`, ``({}, text, why)`` so the note is kept whole
+        and the caller can say so.
+
+    Raises:
+        FrontMatterTooLargeError: the front matter is longer than :data:`MAX_FRONT_MATTER`
+            (its closing ``---`` is further, or never comes in a text that goes on past it
+            with ``key: value`` lines).
     """
     start = text.lstrip("\ufeff")
-    if not start.startswith("---"):
+    opening = _FENCE.match(start)
+    if opening is None:
         return {}, text, ""
+    closing = _FENCE.search(start, opening.end())
+    if closing is None or closing.start() - opening.end() > MAX_FRONT_MATTER:
+        if len(start) - opening.end() > MAX_FRONT_MATTER and _looks_like_keys(
+            start[opening.end() : opening.end() + MAX_FRONT_MATTER]
+        ):
+            raise FrontMatterTooLargeError(
+                f"its front matter is longer than {MAX_FRONT_MATTER:,} characters, "
+                "the most a note's metadata may hold"
+            )
+        return {}, text, ""  # no closing line near: a note that starts with a rule
+    meta, problem = _load_front_matter(start[opening.end() : closing.start()])
+    if problem:
+        return {}, text, problem
+    # The closing '---' and the line break (and blank lines) that separate it from the
+    # body are dropped; the rest is kept byte for byte.
+    return meta, start[closing.end() :].lstrip("\r\n"), ""
+
+
+def _looks_like_keys(head: str) -> bool:
+    """True when ``head`` (the start of a long unclosed front matter, cut at a line end
+    when it has one) reads as a YAML mapping: metadata, not a note's text."""
+    cut = head.rfind("\n")
+    meta, problem = _load_front_matter(head[:cut] if cut > 0 else head)
+    return bool(meta) and not problem
+
+
+def _load_front_matter(raw: str) -> tuple[dict[str, Any], str]:
+    """The mapping a front matter holds, or ``({}, why)`` when it is no bounded mapping."""
+    if len(_ALIAS.findall(raw)) > MAX_FRONT_MATTER_ALIASES:
+        return {}, (
+            f"its front matter uses more than {MAX_FRONT_MATTER_ALIASES} YAML aliases "
+            "(*name); kept as text"
+        )
     from frontmatter.default_handlers import YAMLHandler
 
-    handler = YAMLHandler()
     try:
-        raw, body = handler.split(start)
-    except ValueError:
-        return {}, text, ""
-    try:
-        meta = handler.load(raw)
+        meta = YAMLHandler().load(raw)
     except Exception as exc:  # noqa: BLE001 - any YAML error: the note is kept whole
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
-        return {}, text, f"its front matter is not valid YAML{where}; kept as text"
+        return {}, f"its front matter is not valid YAML{where}; kept as text"
     if meta is None:
-        meta = {}
+        return {}, ""
     if not isinstance(meta, dict):
-        return {}, text, "its front matter is not a list of keys; kept as text"
-    # The library splits after the closing '---': drop the line break (and blank lines)
-    # that separate it from the body, keep the rest byte for byte.
-    return {str(k): v for k, v in meta.items()}, body.lstrip("\r\n"), ""
+        return {}, "its front matter is not a list of keys; kept as text"
+    if _expands_too_far(meta):
+        return {}, (
+            f"its front matter stands for more than {MAX_FRONT_MATTER_VALUES:,} values or "
+            f"{MAX_FRONT_MATTER_DEPTH} levels (YAML aliases); kept as text"
+        )
+    return {str(k): v for k, v in meta.items()}, ""
+
+
+def _expands_too_far(value: Any) -> bool:
+    """True when ``value`` (aliases counted each time they are used) holds more than
+    :data:`MAX_FRONT_MATTER_VALUES` values or nests deeper than
+    :data:`MAX_FRONT_MATTER_DEPTH`: walked without recursion, stopped at the bound."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if seen > MAX_FRONT_MATTER_VALUES or depth > MAX_FRONT_MATTER_DEPTH:
+            return True
+        if isinstance(node, dict):
+            stack.extend((item, depth + 1) for pair in node.items() for item in pair)
+        elif isinstance(node, (list, tuple, set)):
+            stack.extend((item, depth + 1) for item in node)
+    return False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -352,17 +433,72 @@ def _note_name(memory: PortableMemory) -> str:
 
 
 def write_markdown(memories: Iterable[PortableMemory], folder: Path) -> int:
-    """Write one note per memory under ``folder/<project or _global>/``, and the manifest."""
+    """Write one note per memory under ``folder/<project or _global>/``, and the manifest.
+
+    ``folder`` is new, empty, or an earlier export (it holds the manifest), which this one
+    replaces: its notes that this export did not write again are removed. Links found in
+    an earlier export are replaced, never written through.
+
+    Raises:
+        FileExistsError: ``folder`` is a file, or a folder neither empty nor an export
+            (nothing is written).
+    """
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(f"{folder} is a file; --format markdown writes a folder")
+    earlier = is_markdown_export(folder)
+    if folder.is_dir() and not earlier and any(folder.iterdir()):
+        raise FileExistsError(f"{folder} is not empty; export into a new or empty folder")
     folder.mkdir(parents=True, exist_ok=True)
+    written: set[Path] = set()
     count = 0
     for memory in memories:
         where = folder / (_SAFE_NAME.sub("-", memory.project) if memory.project else "_global")
-        where.mkdir(exist_ok=True)
-        (where / _note_name(memory)).write_text(markdown_note(memory), encoding="utf-8")
+        if where not in written:
+            if where.is_symlink():
+                where.unlink()
+            where.mkdir(exist_ok=True)
+            written.add(where)
+        note = where / _note_name(memory)
+        _write_in_place(note, markdown_note(memory))
+        written.add(note)
         count += 1
+    if earlier:
+        for stale in folder.glob(f"*/*{MARKDOWN_SUFFIXES[0]}"):
+            if stale not in written and (stale.is_symlink() or stale.is_file()):
+                stale.unlink()
     manifest = {"format": "ihmt-markdown", "version": EXPORT_VERSION, "memories": count}
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    _write_in_place(folder / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return count
+
+
+def _write_in_place(path: Path, text: str) -> None:
+    """Write ``path``; a link there is replaced by the file, never written through."""
+    if path.is_symlink():
+        path.unlink()
+    path.write_text(text, encoding="utf-8")
+
+
+def _files_within(
+    root: Path, under: str, suffixes: tuple[str, ...], label: str, batch: ImportBatch
+) -> Iterator[tuple[Path, str]]:
+    """The files in ``root/under`` (``under``: '' or a subfolder) and below ending in one of
+    ``suffixes``, sorted, each with its name for messages (``label/path in root``). Links
+    leading out of ``root`` are skipped and said, as an ingest's walk does: what an import
+    reads stays in the folder it was given."""
+    real = root.resolve()
+    for path in sorted((root / under if under else root).rglob("*")):
+        if path.suffix.lower() not in suffixes:
+            continue
+        name = f"{label}/{path.relative_to(root).as_posix()}"
+        try:
+            if leads_out(path, real):
+                batch.skipped.append((name, LINK_OUT))
+                continue
+            if not path.is_file():
+                continue
+        except (OSError, RuntimeError):
+            continue  # a dangling or looping link: nothing to read
+        yield path, name
 
 
 def is_markdown_export(path: Path) -> bool:
@@ -373,18 +509,19 @@ def is_markdown_export(path: Path) -> bool:
 def read_markdown_export(folder: Path) -> ImportBatch:
     """The memories of a Markdown export, each note's front matter giving its metadata."""
     batch = ImportBatch()
-    for note in sorted(folder.rglob("*")):
-        if not note.is_file() or note.suffix.lower() not in MARKDOWN_SUFFIXES:
-            continue
-        name = f"{folder.name}/{note.relative_to(folder).as_posix()}"
+    for note, name in _files_within(folder, "", MARKDOWN_SUFFIXES, folder.name, batch):
         try:
-            raw = note.read_text(encoding="utf-8")
+            raw = read_regular(note).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             batch.skipped.append((name, f"unreadable ({exc})"))
             continue
-        meta, body, problem = read_front_matter(raw)
+        try:
+            meta, body, problem = read_front_matter(raw)
+        except FrontMatterTooLargeError as exc:
+            batch.skipped.append((name, str(exc)))
+            continue
         if problem:
-            batch.notices.append(f"{name}: {problem}")
+            batch.warnings.append(f"{name}: {problem}")
         if not body.strip():
             batch.skipped.append((name, "empty"))
             continue
@@ -447,10 +584,9 @@ def _parse_leaf(raw: str) -> tuple[dict[str, Any], str]:
 def read_ihmt_store(store: Path, name: str) -> ImportBatch:
     """Every leaf of an IHMT store (the original's or ours), with its facts and corrections."""
     batch = ImportBatch()
-    for leaf_file in sorted((store / _ORIGINAL_LEAVES).rglob("*.txt")):
-        rel = f"{name}/{leaf_file.relative_to(store).as_posix()}"
+    for leaf_file, rel in _files_within(store, _ORIGINAL_LEAVES, (".txt",), name, batch):
         try:
-            head, text = _parse_leaf(leaf_file.read_text(encoding="utf-8"))
+            head, text = _parse_leaf(read_regular(leaf_file).decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             batch.skipped.append((rel, str(exc)))
             continue
@@ -482,8 +618,15 @@ def read_ihmt_store(store: Path, name: str) -> ImportBatch:
             )
         )
     facts_file = store / _ORIGINAL_STATE / _ORIGINAL_FACTS
+    facts_name = f"{name}/{_ORIGINAL_STATE}/{_ORIGINAL_FACTS}"
+    try:
+        if leads_out(facts_file, store.resolve()):
+            batch.skipped.append((facts_name, LINK_OUT))
+            return batch
+    except (OSError, RuntimeError):
+        return batch  # none, or a dangling link
     if facts_file.is_file():
-        _read_facts(facts_file, f"{name}/{_ORIGINAL_STATE}/{_ORIGINAL_FACTS}", batch)
+        _read_facts(facts_file, facts_name, batch)
     return batch
 
 
@@ -500,8 +643,8 @@ def _read_facts(path: Path, name: str, batch: ImportBatch) -> None:
     ``{old_id, new_id, reason}`` is read as corrections.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         batch.skipped.append((name, f"not readable as JSON ({exc}); facts are re-read from text"))
         return
     facts: list[dict[str, Any]] = []
@@ -547,7 +690,7 @@ def _read_facts(path: Path, name: str, batch: ImportBatch) -> None:
                 (fact["_source"], newer.strip(), f"{subject} {attribute} changed (imported)")
             )
     if unreadable:
-        batch.notices.append(
+        batch.warnings.append(
             f"{name}: {unreadable} fact(s) without subject, date or value left out"
         )
 

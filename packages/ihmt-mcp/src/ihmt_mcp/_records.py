@@ -248,7 +248,11 @@ class IngestReport:
     skipped: tuple[tuple[str, str], ...] = ()
     """(path, reason) for every file left out: binary, too large, holds a secret…"""
     notices: tuple[str, ...] = ()
+    """Facts the new memories changed (a CONTRADICTION each)."""
     branches_created: int = 0
+    warnings: tuple[str, ...] = ()
+    """Problems that did not stop an item: front matter kept as text, an encoding guessed,
+    facts or corrections of an import left out."""
 
     def merged(self, other: IngestReport) -> IngestReport:
         """This report and ``other`` added up (an import and an ingest in one call)."""
@@ -258,6 +262,7 @@ class IngestReport:
             skipped=(*self.skipped, *other.skipped),
             notices=tuple(dict.fromkeys((*self.notices, *other.notices))),
             branches_created=self.branches_created + other.branches_created,
+            warnings=tuple(dict.fromkeys((*self.warnings, *other.warnings))),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -266,6 +271,7 @@ class IngestReport:
             "leaves": self.leaves,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "notices": list(self.notices),
+            "warnings": list(self.warnings),
             "branches_created": self.branches_created,
         }
 
