@@ -8,6 +8,7 @@ Both rates are measured and bounded: all positives found, no negative refused. R
 from __future__ import annotations
 
 import base64
+import random
 import string
 import time
 
@@ -26,6 +27,23 @@ _GHP = "ghp_" + "a1B2c3D4e5" * 4
 _PEM = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----"
 _KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj" + "MzEfYyjiWA4R"
 _ZWSP = "\u200b"
+_R = random.Random(27)
+_ALNUM = string.ascii_letters + string.digits
+_AZURE_KEY = base64.b64encode(_R.randbytes(64)).decode()
+_VAULT = "hvs." + "".join(_R.choice(_ALNUM + "_-") for _ in range(86))
+_NETRC = "".join(_R.choice(_ALNUM) for _ in range(20))
+_WORDS = [
+    "anchor",
+    "bamboo",
+    "canyon",
+    "dolphin",
+    "ember",
+    "falcon",
+    "glacier",
+    "harbor",
+    "island",
+    "jasmine",
+]
 
 
 def _fullwidth(text: str) -> str:
@@ -53,6 +71,11 @@ POSITIVES: list[str] = [
     "PGPASSWORD=" + "s3cr3t-Pg-99 psql -h db",
     "mysql -u root -p" + "Sup3rS3cret! app",
     "docker login -u ci -p " + "Xy7-pAss-w0rd registry.example.com",
+    # the probe's misses (issue #27, D23)
+    f"Backups go to globexbackups with storage account key {_AZURE_KEY} for now.",
+    f"use vault token {_VAULT}",
+    f"machine api.github.com login octocat password {_NETRC}",
+    "passphrase: correct horse battery staple",
     # our own
     "my bank pin is 493817",
     "password was changed to Winter2026!",
@@ -127,6 +150,17 @@ NEGATIVES: list[str] = [
     "We store password hashes with argon2id (m=64MiB, t=3, p=4).",
     "ssh deploy@10.0.0.12 -p 2222 uses the key in the agent",
     "PASSWORD_MIN_LENGTH = 12",
+    "passphrase: ask Dana, it is in the team vault",
+    "Passphrases should be four or more random words.",
+    "correct horse battery staple is the xkcd example of a passphrase.",
+    "machine api.github.com login octocat (the password comes from the keychain)",
+    "The .pgpass format is hostname:port:database:username:password.",
+    "The staging host is 2001:db8:85a3::8a2e:370:7334 over IPv6.",
+    "The key class is SecretsManagerClientV2Factory in the SDK.",
+    "The Terraform state key is prod/network/terraform.tfstate.",
+    "The API key id is 123e4567-e89b-42d3-a456-426614174000 (the key is in the vault).",
+    f"npm integrity sha512-{_AZURE_KEY[:86]}== for lodash",
+    "Our Vault tokens (hvs.…) expire after 768 hours.",
 ]
 
 
@@ -197,3 +231,41 @@ def test_a_long_adversarial_save_is_scanned_in_linear_time(unit: str) -> None:
     started = time.perf_counter()
     find_secrets(text)
     assert time.perf_counter() - started < 3.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32))
+def test_an_azure_storage_key_or_a_vault_token_in_prose_is_found(seed: int) -> None:
+    r = random.Random(seed)
+    key = base64.b64encode(r.randbytes(64)).decode()
+    vault = "hvs." + "".join(r.choice(_ALNUM + "_-") for _ in range(86))
+    assert find_secrets(f"the account key is {key}, kept for the restore drill")
+    assert find_secrets(f"Backups use {key} as their key.") or key.startswith("AAAA")
+    assert find_secrets(f"use vault token {vault}")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_WORDS), min_size=3, max_size=8, unique=True),
+    word=st.sampled_from(["passphrase", "password", "pass phrase"]),
+)
+def test_a_passphrase_of_plain_words_is_found(words: list[str], word: str) -> None:
+    assert find_secrets(f"{word}: {' '.join(words)}")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    netrc=st.text(alphabet=_ALNUM + "!#%&*", min_size=8, max_size=40).filter(
+        # mixed, and not a "%s"-style placeholder
+        lambda p: sum(map(str.isalpha, p)) and sum(map(str.isdigit, p)) and p[0].isalnum()
+    )
+)
+def test_a_netrc_line_with_any_password_is_found(netrc: str) -> None:
+    assert find_secrets(f"machine api.github.com login octocat password {netrc}")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=string.ascii_lowercase + " .,;'", min_size=8, max_size=160))
+def test_base64_of_ordinary_words_is_not_refused(text: str) -> None:
+    encoded = base64.b64encode(text.encode()).decode()
+    assert find_secrets(f"The payload (base64) is {encoded}") == ()

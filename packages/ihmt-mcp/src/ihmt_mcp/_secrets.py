@@ -57,47 +57,167 @@ def normalise(text: str) -> str:
     )
 
 
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        ("a private key", r"(?i)-----\s?BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?"),
+_SHAPES: tuple[tuple[str, frozenset[str], re.Pattern[str]], ...] = tuple(
+    (kind, frozenset(needles.split()), re.compile(pattern))
+    for kind, needles, pattern in (
+        (
+            "a private key",
+            "private key",
+            r"(?i)-----\s?BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?",
+        ),
         # A key body without its header: DER of a key (MII…) or an OpenSSH key blob.
-        ("a private key", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}"),
-        ("a private key", r"(?m)^\s{0,8}MII[A-Za-z0-9+/]{60,}={0,2}\s*$"),
-        ("an AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b"),
+        ("a private key", "b3blbnnzac1rzxktdje", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}"),
+        ("a private key", "mii", r"(?m)^\s{0,8}MII[A-Za-z0-9+/]{60,}={0,2}\s*$"),
+        (
+            "an AWS access key",
+            "akia asia agpa aida aroa aipa anpa anva",
+            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}\b",
+        ),
         (
             "an AWS secret key",
+            "aws",
             r"(?i)aws_?secret_?(?:access_?)?key\W{0,3}[=:]\s{0,8}['\"]?[A-Za-z0-9/+=]{40}\b",
         ),
-        ("a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
-        ("a GitHub token", r"\bgithub_pat_[A-Za-z0-9_]{40,255}\b"),
-        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("a Slack webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+"),
-        ("a Stripe key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
-        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
-        ("a Google OAuth secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}"),
-        ("an Anthropic API key", r"\bsk-ant-[a-z]{1,20}\d{0,4}-[A-Za-z0-9_-]{20,}"),
+        ("a GitHub token", "ghp_ gho_ ghu_ ghs_ ghr_", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+        ("a GitHub token", "github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,255}\b"),
+        (
+            "a GitLab token",
+            "glpat- glptt- glrt- gldt- glsoat- glcbt- glimt- glft- glagent- gloas- glffct-",
+            r"\bgl(?:pat|ptt|rt|dt|soat|cbt|imt|ft|agent|oas|ffct)-[A-Za-z0-9_-]{20,}",
+        ),
+        ("a GitLab token", "gr1348941", r"\bGR1348941[A-Za-z0-9_-]{20}"),
+        ("a Slack token", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        ("a Slack token", "xapp-", r"\bxapp-\d-[A-Z0-9]{6,}-\d{6,}-[a-z0-9]{32,}"),
+        (
+            "a Slack webhook",
+            "hooks.slack.com",
+            r"(?i)https://hooks\.slack\.com/services/T\w{1,40}/B\w{1,40}/\w+",
+        ),
+        ("a Stripe key", "k_live_ k_test_", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+        ("a Google API key", "aiza", r"\bAIza[0-9A-Za-z_-]{35}"),
+        ("a Google OAuth secret", "gocspx-", r"\bGOCSPX-[A-Za-z0-9_-]{28}"),
+        ("an Anthropic API key", "sk-ant-", r"\bsk-ant-[a-z]{1,20}\d{0,4}-[A-Za-z0-9_-]{20,}"),
         (
             "an OpenAI API key",
+            "sk-",
             r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]{0,200}\d)"
             r"(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{32,}",
         ),
-        ("a Hugging Face token", r"\bhf_[A-Za-z0-9]{34,}\b"),
-        ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-        ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
-        ("a SendGrid key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
-        ("a Twilio key", r"\bSK[0-9a-f]{32}\b"),
-        ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}"),
-        ("a bearer token", r"(?i)\bbearer\s{1,8}[A-Za-z0-9._~+/-]{24,}=*"),
-        ("a basic-auth credential", r"(?i)\bauthorization\W{0,4}basic\s{1,8}[A-Za-z0-9+/]{8,}"),
+        ("a Hugging Face token", "hf_", r"\bhf_[A-Za-z0-9]{34,}\b"),
+        ("an npm token", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
+        ("a PyPI token", "pypi-", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+        ("a SendGrid key", "sg.", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+        ("a Twilio key", "sk", r"\bSK[0-9a-f]{32}\b"),
+        (
+            "a JSON Web Token",
+            "eyj",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}",
+        ),
+        ("a bearer token", "bearer", r"(?i)\bbearer\s{1,8}[A-Za-z0-9._~+/-]{24,}=*"),
+        # Vendors gitleaks lists, by their prefixes (bounded, so linear).
+        ("a Google OAuth token", "ya29.", r"\bya29\.[A-Za-z0-9_-]{30,}"),
+        ("an Azure SAS token", "sig=", r"[?&]sig=[A-Za-z0-9%+/]{30,}"),
+        (
+            "an Azure client secret",
+            "q~",
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        ),
+        ("an Alibaba Cloud key", "ltai", r"\bLTAI[A-Za-z0-9]{20}\b"),
+        ("a DigitalOcean token", "_v1_", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+        ("a Heroku key", "hrku-", r"\bHRKU-[A-Za-z0-9_-]{60}"),
+        ("a Cloudflare key", "v1.0-", r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
+        ("a Vault token", "hvs. hvb. hvr.", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),
+        (
+            "a Terraform Cloud token",
+            ".atlasv1.",
+            r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+        ),
+        (
+            "a Doppler token",
+            "dp.pt. dp.st. dp.sa. dp.ct. dp.scim. dp.audit.",
+            r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9._-]{40,}",
+        ),
+        ("a Pulumi token", "pul-", r"\bpul-[a-f0-9]{40}\b"),
+        (
+            "an Atlassian token",
+            "atbb attt3 actt3",
+            r"\b(?:ATBB[A-Za-z0-9_=.-]{28,}|AT[AC]TT3[A-Za-z0-9_=-]{100,})",
+        ),
+        ("a Docker Hub token", "dckr_", r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}"),
+        ("a RubyGems key", "rubygems_", r"\brubygems_[a-f0-9]{48}\b"),
+        ("a Buildkite token", "bkua_", r"\bbkua_[a-f0-9]{40}\b"),
+        ("a Postman key", "pmak-", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+        ("a SonarQube token", "sqp_ sqa_ squ_", r"\bsq[pau]_[a-f0-9]{40}\b"),
+        ("a Stripe webhook secret", "whsec_", r"\bwhsec_[A-Za-z0-9+/=]{24,}"),
+        ("a Mailgun key", "key-", r"\bkey-[0-9a-f]{32}\b"),
+        (
+            "a Shopify token",
+            "shpat_ shpss_ shpca_ shppa_",
+            r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b",
+        ),
+        (
+            "a Square token",
+            "eaaa sq0",
+            r"\b(?:EAAA[A-Za-z0-9_-]{60}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43})",
+        ),
+        ("a New Relic key", "nrak-", r"\bNRAK-[A-Z0-9]{27}\b"),
+        ("a Sentry token", "sntry", r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}"),
+        (
+            "a Grafana token",
+            "glsa_ glc_",
+            r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,})",
+        ),
+        ("a Databricks token", "dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+        ("a Linear key", "lin_api_", r"\blin_api_[A-Za-z0-9]{40}\b"),
+        ("a Notion token", "ntn_ secret_", r"\b(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b"),
+        ("a Figma token", "figd_ figo_ figu_", r"\bfig[dou]_[A-Za-z0-9_-]{40,}"),
+        ("an Airtable token", "pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
+        ("a Supabase token", "sbp_", r"\bsbp_[a-f0-9]{40}\b"),
+        ("a PlanetScale token", "pscale_", r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}"),
+        ("a Dynatrace token", "dt0c01.", r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
+        ("a Mapbox token", "sk.eyj", r"\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"),
+        ("a Firebase key", "aaaa", r"\bAAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{140}"),
+        ("a Hugging Face token", "api_org_", r"\bapi_org_[A-Za-z0-9]{34}\b"),
+        ("a Replicate token", "r8_", r"\br8_[A-Za-z0-9]{37}\b"),
+        ("a Groq key", "gsk_", r"\bgsk_[A-Za-z0-9]{52}\b"),
+        ("an xAI key", "xai-", r"\bxai-[A-Za-z0-9]{80}\b"),
+        ("a Perplexity key", "pplx-", r"\bpplx-[A-Za-z0-9]{48}\b"),
+        ("a private key", "putty-user-key-file-", r"\bPuTTY-User-Key-File-\d{1,2}:"),
+        (
+            "an age secret key",
+            "age-secret-key-1",
+            r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+        ),
+        (
+            "a password hash",
+            "$apr1$ $2 {sha} $1$ $5$ $6$",
+            r"(?:\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$2[aby]?\$\d\d\$[./A-Za-z0-9]{53}"
+            r"|(?<![\w$])[\w.@-]{1,64}:(?:\{SHA\}[A-Za-z0-9+/]{27}=|\$[156]\$[./A-Za-z0-9]{1,16}"
+            r"\$[./A-Za-z0-9]{22,86}))",
+        ),
+        ("a TOTP seed", "otpauth://", r"otpauth://\S{0,300}?[?&]secret=[A-Za-z2-7]{16,}"),
+        (
+            "a seed phrase",
+            "phrase words",
+            r"(?i)\b(?:seed|recovery|mnemonic|backup|secret)\s(?:phrase|words)\b[^\n]{0,20}?"
+            r"(?:\bis\b|:|=)\s{0,4}(?:[a-z]{3,8}\s){11,23}[a-z]{3,8}\b",
+        ),
+        (
+            "a basic-auth credential",
+            "authorization",
+            r"(?i)\bauthorization\W{0,4}basic\s{1,8}[A-Za-z0-9+/]{8,}",
+        ),
         (
             "a password inside a URL",
+            "://",
             r"\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@'\"]{0,200}:(?!\$\{|\{\{|\*+@|<)"
             r"[^\s/:@'\"]{3,200}@[\w.-]+",
         ),
     )
 )
+
+_NEEDLES = frozenset(needle for _, needles, _ in _SHAPES for needle in needles)
+"""Lower-case substrings one of which a shape's match holds: no needle, no regex pass."""
 
 # NAME = value, where NAME says it holds a password or a secret: password, PGPASSWORD,
 # MY_SERVICE_SECRET, API_TOKEN, "webhook secret", client-secret, private_key…
@@ -116,7 +236,7 @@ _PROSE = re.compile(
     # "the password manager is Keeper Cloud": the sentence is about something else
     r"(?!\s+(?:managers?|policy|policies|rotation|reset|vault|hint|length|rules?|strength|"
     r"requirements?|expiry|generator|store)\b)"
-    r"[^.\n:=]{0,60}?\s(?:is|was|are|es|era|será|sería|fue)\s{1,4}"
+    r"(?:[^.\n:=]|\.(?=\S)){0,60}?\s(?:is|was|are|es|era|será|sería|fue)\s{1,4}"
     r"(?:now\s|ahora\s|still\s|todavía\s|:\s?|"
     r"(?:changed|set|reset|updated|cambiad[ao]|puest[ao])\s{1,4}(?:to|a)\s{1,4})?"
     r"(?P<value>\S{1,200})"
@@ -128,6 +248,50 @@ _COMMAND = re.compile(
     r"[^\n]{0,120}?\s(?:-p|--password|-a|--pass)(?:=|\s{1,4})(?P<spaced>[^\s-][^\s]{0,200})"
     r"|\s--password(?:=|\s{1,4})(?P<flag>[^\s-][^\s]{0,200}))"
 )
+# Credential files written in a sentence: a .netrc line, a .pgpass line, a Wi-Fi QR code.
+_CREDENTIAL_LINE = re.compile(
+    r"(?i)\blogin\s{1,4}\S{1,200}\s{1,4}password\s{1,4}(?P<netrc>\S{1,200})"
+    r"|(?<![\w.:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,63}:[\w.*@-]{1,63}:"
+    r"(?P<pgpass>[^\s:]{1,200})"
+    r"|\bWIFI:(?:[^;\n]{0,100};){0,6}?P:(?P<wifi>[^;\n]{1,200})"
+)
+# A passphrase of plain words: "passphrase: correct horse battery staple".
+_PASSPHRASE = re.compile(
+    r"(?i)\b(?:pass\s?phrase|password|passwd|contraseña|contrasena|clave)\b"
+    r"(?:\s{1,4}(?:is|was|es|era)\s{1,4}|\s{0,4}[:=]\s{0,4})"
+    r"(?P<value>[^\W\d_]{2,14}(?:[ -][^\W\d_]{2,14}){2,9})(?=\s{0,4}(?:$|[.;,!?)\"'\n]))",
+    re.MULTILINE,
+)
+# Words that make a phrase after "password:" a sentence rather than a passphrase.
+_PHRASE_STOP = frozenset(
+    """
+    a an the in on at of for to from with by via about into is are was were be been has
+    have had must should can could will would may might do does did not no yes never
+    always only also and or but so if when then than as like it its this that these those
+    my your our their his her here there each every per ask see check use set get
+    stored saved kept hashed encrypted salted rotated changed reset required needed
+    missing wrong invalid valid expired weak strong long short empty managed shared
+    random minimum maximum characters chars letters digits words symbols numbers days
+    weeks months hours minutes case sensitive manager policy field prompt same different
+    el la los las un una de del en por para con sin es está y o que se
+    """.split()  # noqa: SIM905 - a word list reads better as prose than as quoted items
+)
+# "the deploy token for staging is X", "API key for Mailjet: X", "use vault token X".
+_PROSE_TOKEN = re.compile(
+    r"(?i)\b(?:tokens?|secrets?|keys?|credentials?|pat|apikey)\b"
+    r"(?P<gap>(?:\s{1,4}[\w.@'/-]{1,40}){0,4}?)"
+    r"(?P<link>\s{1,4}(?:is|was|are|es|era)\s{1,4}|\s{0,4}[:=]\s{0,4}|\s{1,4})"
+    r"(?P<value>[A-Za-z0-9_.+/=~-]{20,300})"
+)
+# Words before a hex value that make it an id, a digest or a commit, not a secret.
+_HEX_IS_AN_ID = re.compile(
+    r"(?i)\b(?:commit|sha\d*|hash|digest|checksum|revision|rev|id|fingerprint|build|md5)\b"
+)
+_UUID = re.compile(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_WORD_PIECE = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
+# An Azure storage account key: 64 random bytes in base64, alone in a sentence. Not one
+# after "sha512-" (an integrity hash) nor an SSH public key's body (AAAA…).
+_BARE_AZURE_KEY = re.compile(r"(?<![A-Za-z0-9+/=_-])(?!AAAA)[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])")
 # A 40-character AWS-style secret standing alone (a git SHA is lower-case hex: not this).
 _BARE_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _HEX_RUN = re.compile(r"^[0-9a-fA-F]{20,}$")
@@ -212,9 +376,72 @@ def _is_prose_password(value: str) -> bool:
     return _classes(value) >= 2
 
 
+def _readable_base64(value: str) -> bool:
+    """True when ``value`` is base64 of readable text (ordinary data, scanned decoded)."""
+    padded = value + "=" * (-len(value) % 4)
+    try:
+        if "-" in value or "_" in value:
+            data = base64.urlsafe_b64decode(padded)
+        else:
+            data = base64.b64decode(padded, validate=True)
+        decoded = data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in decoded)
+    return len(decoded) >= 8 and printable / len(decoded) > 0.95
+
+
+def _wordlike(value: str) -> bool:
+    """True for names made of words: paths, identifiers, hostnames, CamelCase classes.
+
+    Split at case changes and digits, a name gives long pieces ("Secrets", "Manager");
+    random characters give pieces of one to three characters.
+    """
+    pieces = _WORD_PIECE.findall(value)
+    return bool(pieces) and sum(map(len, pieces)) / len(pieces) >= 4
+
+
+def _is_prose_token(value: str, gap: str, link: str) -> bool:
+    """The string after "token for staging is": a token when it looks random."""
+    value = value.rstrip(".,;:")
+    if link.strip() == "" and gap.strip():
+        return False  # "key ssh-ed25519 AAAA…": words, then a second word, is no link
+    if len(value) < 20 or _PLACEHOLDER.match(value) or _UUID.match(value):
+        return False
+    bare = value[2:] if value[:2].lower() == "0x" else value
+    if _HEX_RUN.match(bare):
+        return len(bare) >= 32 and not _HEX_IS_AN_ID.search(gap)
+    has = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+    )
+    return (
+        all(has)
+        and _entropy(value) >= 3.5
+        and not _wordlike(value)
+        and not _readable_base64(value.rstrip("="))
+    )
+
+
+def _is_passphrase(value: str) -> bool:
+    """Three or more plain words after "passphrase:", none of them a sentence's words."""
+    words = re.split(r"[ -]", value.lower())
+    return len(words) >= 3 and not any(w in _PHRASE_STOP for w in words)
+
+
+def _is_bare_azure_key(value: str) -> bool:
+    return _classes(value) >= 3 and not _readable_base64(value)
+
+
 def _is_bare_aws_secret(value: str) -> bool:
     has = (any(c.islower() for c in value), any(c.isupper() for c in value))
-    return all(has) and any(c.isdigit() for c in value) and _entropy(value) >= 4.3
+    return (
+        all(has)
+        and any(c.isdigit() for c in value)
+        and _entropy(value) >= 4.3
+        and not _readable_base64(value)  # 30 bytes of a sentence, encoded
+    )
 
 
 @lru_cache(maxsize=1)
@@ -234,6 +461,14 @@ def _vendor_plugins() -> tuple[Any, ...]:
         "PrivateKeyDetector",
         "BasicAuthDetector",
         "JwtTokenDetector",
+        # Our shapes cover theirs (and more of each vendor's formats): one pass, not two.
+        "GitLabTokenDetector",
+        "OpenAIDetector",
+        "PypiTokenDetector",
+        "SendGridDetector",
+        "SlackDetector",
+        "SquareOAuthDetector",
+        "StripeDetector",
     }
     classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     return tuple(cls() for cls in classes if cls.__name__ not in skip)
@@ -244,33 +479,60 @@ _MAX_LINE = 4096
 
 
 def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], int]) -> None:
-    """Every rule over ``text`` (already normalised); ``add(kind, line)`` records."""
-    for kind, pattern in _SHAPES:
+    """Every rule over ``text`` (already normalised); ``add(kind, line)`` records.
+
+    The last two rules are fallbacks for shapes nobody names (a random string after
+    "token", 88 characters of base64): they speak only on a line no other rule found
+    anything on, so a GitHub token is "a GitHub token", not also "a token".
+    """
+    named: set[int] = set()
+
+    def note(kind: str, line: int) -> None:
+        named.add(line)
+        add(kind, line)
+
+    lower = text.lower()
+    present = {needle for needle in _NEEDLES if needle in lower}
+    for kind, needles, pattern in _SHAPES:
+        if needles and present.isdisjoint(needles):
+            continue  # a substring test is far cheaper than a regex pass
         for match in pattern.finditer(text):
-            add(kind, line_of(match.start()))
+            note(kind, line_of(match.start()))
     for match in _ASSIGNMENT.finditer(text):
         value = _assigned_value(match.group("value"))
         word = match.group("word").lower()
         if "pass" in word or word in ("pwd", "contraseña", "contrasena", "clave"):
             if _is_password_value(value):
-                add("a password", line_of(match.start()))
+                note("a password", line_of(match.start()))
         elif _is_token_value(value) or (
             word in ("secret", "api_key", "api-key", "apikey")
             and _is_password_value(value)
             and len(value) >= 12
         ):
-            add("a secret key" if "key" in word or word == "secret" else "a token",
+            note("a secret key" if "key" in word or word == "secret" else "a token",
                 line_of(match.start()))  # fmt: skip
     for match in _PROSE.finditer(text):
         if _is_prose_password(match.group("value")):
-            add("a password", line_of(match.start()))
+            note("a password", line_of(match.start()))
     for match in _COMMAND.finditer(text):
         value = match.group("glued") or match.group("spaced") or match.group("flag") or ""
         if _is_password_value(value.strip("'\"")):
-            add("a password on a command line", line_of(match.start()))
+            note("a password on a command line", line_of(match.start()))
+    for match in _CREDENTIAL_LINE.finditer(text):
+        value = (match.group("netrc") or match.group("pgpass") or match.group("wifi") or "").rstrip(
+            ".,;"
+        )
+        # These files expand nothing: "A0000000" there is a password, not a variable's name.
+        if _is_password_value(value) or (
+            len(value) >= 8 and _classes(value) >= 2 and value[0] not in "$<{%"
+        ):
+            note("a password", line_of(match.start()))
+    for match in _PASSPHRASE.finditer(text):
+        if _is_passphrase(match.group("value")):
+            note("a passphrase", line_of(match.start()))
     for match in _BARE_AWS_SECRET.finditer(text):
         if _is_bare_aws_secret(match.group(0)):
-            add("an AWS secret key", line_of(match.start()))
+            note("an AWS secret key", line_of(match.start()))
     plugins = _vendor_plugins()
     offset = 0
     for line in text.split("\n"):
@@ -280,7 +542,17 @@ def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], i
         clipped = line[:_MAX_LINE]
         for plugin in plugins:
             for found in plugin.analyze_line(filename="memory.txt", line=clipped, line_number=1):
-                add(f"a {found.type.lower()}", line_of(start))
+                note(f"a {found.type.lower()}", line_of(start))
+    for match in _BARE_AZURE_KEY.finditer(text):
+        at = line_of(match.start())
+        if at not in named and _is_bare_azure_key(match.group(0)):
+            note("an Azure storage key", at)
+    for match in _PROSE_TOKEN.finditer(text):
+        at = line_of(match.start())
+        if at not in named and _is_prose_token(
+            match.group("value"), match.group("gap"), match.group("link")
+        ):
+            note("a token", at)
 
 
 def _decoded_runs(text: str) -> list[tuple[int, str]]:
@@ -323,7 +595,12 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         if len(found) == before and ":" in inner and len(inner) <= 200:
             # user:password pairs (what Basic auth and many configs encode).
             user, _, secret = inner.partition(":")
-            if user and " " not in user and _is_password_value(secret.strip()):
+            secret = secret.strip()
+            if (
+                re.fullmatch(r"[\w.@+-]{1,64}", user)
+                and not any(c.isspace() for c in secret)
+                and _is_password_value(secret)
+            ):
                 add("an encoded credential", line)
     found.sort(key=lambda f: f.line)
     return tuple(found)
