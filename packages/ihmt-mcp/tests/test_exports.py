@@ -47,6 +47,7 @@ EXPORTS = [
     "TreeItem",
     "USER_ERRORS",
     "build_server",
+    "find_secrets",
     "main",
     "plain_message",
     "write_jsonl",

@@ -25,6 +25,31 @@ def _one_line(text: str) -> str:
     return clip(terminal_safe(one_line(str(text))), MAX_MESSAGE_CHARS)
 
 
+def _without_secrets(message: str, args: list[str]) -> str:
+    """``message`` with every command-line argument that holds a secret cut out.
+
+    click quotes what it could not parse ("No such option '-----BEGIN OPENSSH…'", "Got
+    unexpected extra arguments (ghp_…)", "'hvs.…' is not a valid integer"): a secret
+    given in the wrong place must not reach the terminal, a log or a CI transcript.
+    """
+    from ihmt_mcp import find_secrets
+
+    for arg in sorted(set(args), key=len, reverse=True):
+        name = arg.partition("=")[0]  # click names an unknown --option=value by its name
+        # as given, and as repr() shows it (click quotes some values with repr)
+        forms = [f for f in (arg, repr(arg)[1:-1], name, repr(name)[1:-1]) if len(f) >= 8]
+        if not any(form in message for form in forms):
+            continue
+        found = find_secrets(arg)
+        if found:
+            hidden = f"[{found[0].kind}, not shown]"
+            for form in forms[:2] + [f for f in forms[2:] if find_secrets(f)]:
+                message = message.replace(form, hidden)
+    if find_secrets(message):  # a secret click quoted in a form of its own
+        return "the command line is not valid, and it holds a secret, so it is not shown"
+    return message
+
+
 def _fail(message: str, *, show_traceback: bool) -> None:
     if show_traceback:
         traceback.print_exc(file=sys.stderr)
@@ -45,9 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         outcome = cli.main(args, prog_name="ihmt", standalone_mode=False)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "ihmt"
+        message = _without_secrets(exc.format_message(), args)
         _fail(
-            f"{exc.format_message()} (see '{where} --help')",
-            show_traceback=verbose,
+            f"{message} (see '{where} --help')",
+            # the traceback would repeat click's message, secret and all
+            show_traceback=verbose and message == exc.format_message(),
         )
         return 2
     except click.ClickException as exc:

@@ -173,9 +173,11 @@ def conflict_json(conflict: Contradiction) -> dict[str, Any]:
 
 def correction_line(correction: CorrectionRecord) -> str:
     """One correction, dated like a fact line: old text → new text (old id → new id)."""
+    # The correcting memory may not be in this store (a note synced before it): no text.
+    newer = f'"{correction.new_text}"' if correction.new_text else "a memory not in this store"
     return (
         f'{correction.new_date[:10]}  corrected "{correction.old_text}" '
-        f'({correction.old_date[:10]}) → "{correction.new_text}"  '
+        f"({correction.old_date[:10]}) → {newer}  "
         f"({correction.old_id} → {correction.new_id})"
     )
 

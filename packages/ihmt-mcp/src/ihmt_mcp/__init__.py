@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._memory import Memory
     from ihmt_mcp._portable import PortableMemory, write_jsonl, write_markdown
     from ihmt_mcp._project import ProjectIndex
+    from ihmt_mcp._secrets import find_secrets
     from ihmt_mcp._server import build_server, main
     from ihmt_mcp.sync import (
         PulledChanges,
@@ -72,6 +73,7 @@ __getattr__, _, _ = lazy_loader.attach(
         "_memory": ["Memory"],
         "_portable": ["PortableMemory", "write_jsonl", "write_markdown"],
         "_project": ["ProjectIndex"],
+        "_secrets": ["find_secrets"],
         "_server": ["build_server", "main"],
         "sync": [
             "Sync",
@@ -123,6 +125,8 @@ __all__ = [
     "SyncInit",
     "PurgeReport",
     "PulledChanges",
+    # what save refuses: an edge checks what it would echo (a usage error's argument)
+    "find_secrets",
     # errors: what an edge catches, and the message it shows
     "USER_ERRORS",
     "plain_message",

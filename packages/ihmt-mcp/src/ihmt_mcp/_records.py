@@ -121,10 +121,11 @@ class CorrectionRecord:
     @property
     def notice(self) -> str:
         """The sentence to show, like a fact's contradiction notice."""
-        return (
-            f'On {self.old_date[:10]} you said "{self.old_text}", but on {self.new_date[:10]} '
-            f'you corrected it: "{self.new_text}" ({self.old_id} → {self.new_id}).'
-        )
+        on = f" on {self.new_date[:10]}" if self.new_date else ""
+        said = f'On {self.old_date[:10]} you said "{self.old_text}", but{on} you corrected it'
+        if not self.new_text:  # the correcting memory is not in this store (not synced yet)
+            return f"{said} ({self.old_id} → {self.new_id}, not in this store)."
+        return f'{said}: "{self.new_text}" ({self.old_id} → {self.new_id}).'
 
     def to_json(self) -> dict[str, Any]:
         return {
