@@ -154,3 +154,19 @@ def test_bad_arguments_are_value_errors() -> None:
         split("x", target_tokens=500, max_tokens=100)
     with pytest.raises(ValueError, match="unknown doc_type"):
         split("x", doc_type="poem")
+
+
+def test_journal_entries_of_one_day_are_blocks_of_their_own() -> None:
+    text = (
+        "2024-03-09: Decided to move the CI to Buildkite.\n"
+        "2024-03-09: Staging runs PostgreSQL 15 on stg-db-01.\n"
+        "2024-03-10: Alice now leads the mobile team.\n"
+    )
+    blocks = split(text, doc_type="temporal", target_tokens=400)
+    _check(blocks, text)
+    assert [b.text.strip()[:16] for b in blocks] == [
+        "2024-03-09: Deci",
+        "2024-03-09: Stag",
+        "2024-03-10: Alic",
+    ]
+    assert [b.timestamp for b in blocks] == ["2024-03-09", "2024-03-09", "2024-03-10"]

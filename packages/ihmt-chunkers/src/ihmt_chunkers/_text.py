@@ -121,7 +121,9 @@ def _narrative_break(line: str) -> bool:
 def split_temporal(
     text: str, *, target_tokens: int, max_tokens: int, pack: bool, dayfirst: bool = True
 ) -> tuple[Block, ...]:
-    """One dated entry is atomic; entries of one day pack; a new date is a hard boundary."""
+    """One dated entry is atomic and a block of its own: journal entries of one day are not
+    packed together, so a correction of one never touches its neighbours (the timed turns
+    of a conversation pack within their day)."""
     lines = Lines(text)
     budget = _budget(target_tokens, max_tokens, pack)
     starts: list[tuple[int, str]] = []
@@ -291,9 +293,10 @@ def _line_cuts(text: str, start: int, end: int) -> list[int]:
 def _pack(pieces: list[_Piece], budget: _Budget) -> list[_Piece]:
     """Merge neighbouring pieces up to the target (in pack mode).
 
-    A hard piece starts a new block, except a dated entry following an entry of the
-    same day; pieces with different keys (days) never share a block; a piece that
-    could not be cut to size stays alone.
+    A hard piece starts a new block, except a turn of a conversation or a log (an entry
+    stamped with a time of day) following another of the same day: a journal entry,
+    dated by its day alone, is always a block of its own; pieces with different keys
+    (days) never share a block; a piece that could not be cut to size stays alone.
     """
     if not budget.pack:
         return pieces
@@ -303,7 +306,9 @@ def _pack(pieces: list[_Piece], budget: _Budget) -> list[_Piece]:
             last = out[-1]
             same_day = piece.key == last.key
             if piece.kind == "entry" and last.kind == "entry":
-                joinable = same_day
+                # Turns of a conversation or a log (stamped with a time of day) pack
+                # within their day; journal entries (a date alone) stand alone.
+                joinable = same_day and _timed(piece) and _timed(last)
             else:
                 joinable = not piece.hard and same_day
             if (
@@ -324,6 +329,11 @@ def _pack(pieces: list[_Piece], budget: _Budget) -> list[_Piece]:
                 continue
         out.append(piece)
     return out
+
+
+def _timed(piece: _Piece) -> bool:
+    """A dated entry stamped with a time of day (``2024-03-09T10:00``), not a day alone."""
+    return piece.timestamp is not None and "T" in piece.timestamp
 
 
 def _merged_kind(kind: _TextKind) -> _TextKind:
