@@ -56,6 +56,7 @@ bench: sync
 	$(RUN) python tools/bench/scale.py
 	$(RUN) python tools/bench/realistic.py
 	$(RUN) python tools/bench/ingest.py
+	$(RUN) python tools/bench/secrets.py
 
 demo: sync
 	$(RUN) ihmt demo
