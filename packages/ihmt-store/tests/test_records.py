@@ -158,7 +158,6 @@ def test_the_header_carries_the_checksum_of_the_text() -> None:
             b'<<<IHMT-META\n{"leaf_id": "L-x", "timestamp": "soon", "domain": "d"}\nIHMT-META>>>\n',
             "invalid leaf header",
         ),
-        (b"<<<IHMT-META\n{}\nIHMT-META>>>\n\xff\xfe", "unreadable"),
     ],
 )
 def test_a_malformed_leaf_names_its_file(data: bytes, message: str) -> None:

@@ -101,9 +101,20 @@ def store_health(path: Path) -> StoreHealth:
         version = memory.store.config.format_version
         search = memory.search_mode()
         edited = memory.store.hand_edits()
+        # What rebuild would list, read the way rebuild reads: a rebuild does not fix them.
+        unusable = memory.store.file_problems()
     finally:
         memory.close()
     problems = []
+    if unusable:
+        shown = "; ".join(
+            f"{p.path}: {p.reason.removeprefix(f'{path / p.path}: ')}" for p in unusable[:5]
+        )
+        more = f"; and {len(unusable) - 5} more" if len(unusable) > 5 else ""
+        problems.append(
+            f"{len(unusable)} files in the store are not memories IHMT can read, and a "
+            f"rebuild leaves them as they are ({shown}{more})"
+        )
     if stats.unreachable:
         problems.append(f"{stats.unreachable} memories unreachable from the trunk; ihmt rebuild")
     if edited:

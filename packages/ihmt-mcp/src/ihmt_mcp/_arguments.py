@@ -6,16 +6,15 @@ CLI show it as it is).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from typing import cast
 
 from ihmt_chunkers import DocType
 from ihmt_mcp._types import ContentType, DataType
-from ihmt_store import normalize_timestamp, one_line, safe_domain
+from ihmt_store import check_date, normalize_timestamp, one_line, safe_domain
 
 __all__ = [
     "DOC_TYPE_NAMES",
-    "FUTURE_SLACK",
     "data_type_of",
     "parse_content_type",
     "parse_date",
@@ -32,11 +31,6 @@ DOC_TYPE_NAMES = frozenset(t.value.upper() for t in DocType)
 def data_type_of(doc_type: DocType) -> DataType:
     """The name a memory of ``doc_type`` is filed under (``GENERIC``, ``CODE``…)."""
     return cast(DataType, doc_type.value.upper())
-
-
-FUTURE_SLACK = timedelta(days=1)
-"""A memory may be dated up to a day ahead (time zones); a later date is refused: a
-memory dated 9999-12-31 would outdate every real one after it forever."""
 
 
 def parse_content_type(value: ContentType | str | None) -> DocType | None:
@@ -65,18 +59,13 @@ def parse_domain(value: str | None) -> str | None:
 
 
 def parse_date(value: str | date | datetime | None) -> str | None:
-    """The timestamp of ``value``, an ISO date no later than :data:`FUTURE_SLACK` ahead."""
+    """The timestamp of ``value``, an ISO date no later than the store allows (a day
+    ahead: :func:`ihmt_store.check_date`, the one rule for a memory's date)."""
     if value is None or value == "":
         return None
     try:
-        when = normalize_timestamp(value)
+        normalize_timestamp(value)
     except ValueError:
         shown = one_line(str(value), 60)
         raise ValueError(f"invalid date {shown!r}: use an ISO date such as 2026-02-03") from None
-    latest = normalize_timestamp(datetime.now(timezone.utc) + FUTURE_SLACK)
-    if when > latest:
-        raise ValueError(
-            f"the date {when[:10]} is in the future: date a memory when what it says became "
-            "true (today or earlier)"
-        )
-    return when
+    return check_date(value)

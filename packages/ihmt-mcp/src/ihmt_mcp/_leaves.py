@@ -9,9 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ihmt_chunkers import Block, Detection, DocType, chunk
-from ihmt_store import Leaf, Span, StoreConfig, leaf_id_for
+from ihmt_store import Leaf, Span, StoreConfig, check_date, leaf_id_for
 
 __all__ = ["chunked_leaves", "make_leaves"]
+
+
+def _own_date(stamp: str | None) -> str | None:
+    """A block's own date (a dated entry's), unless the store refuses it: an entry dated
+    in the future (a plan) is dated as the rest of the text."""
+    if not stamp:
+        return None
+    try:
+        return check_date(stamp)
+    except ValueError:
+        return None
 
 
 def make_leaves(
@@ -54,7 +65,7 @@ def make_leaves(
                     domain=domain, source=id_source, position=position, text=block.text
                 ),
                 text=block.text,
-                timestamp=block.timestamp or default_time,
+                timestamp=_own_date(block.timestamp) or default_time,
                 domain=domain,
                 data_type=data_type,
                 source=source,

@@ -26,7 +26,15 @@ from ihmt_navigator._match import (
 from ihmt_navigator._query import Query, new_query, started
 from ihmt_navigator._question import QUERY_FLUFF
 from ihmt_navigator._records import CorrectionMatch, Hit, SearchOptions
-from ihmt_store import Candidate, FieldWeights, Store, one_line, terms
+from ihmt_store import (
+    Candidate,
+    CorruptFileError,
+    FieldWeights,
+    LeafNotFoundError,
+    Store,
+    one_line,
+    terms,
+)
 
 __all__ = [
     "corrections_first",
@@ -35,6 +43,7 @@ __all__ = [
     "mark_earlier",
     "newer_among_ties",
     "outdated_notices",
+    "restored_against",
 ]
 
 
@@ -194,6 +203,25 @@ def earlier_statements(
     }
 
 
+def restored_against(store: Store, first: str, earlier: set[str]) -> set[str]:
+    """The ``earlier`` statements whose correction by ``first`` an explicit restore
+    undid (:attr:`~ihmt_store.Leaf.restored_from`): the restore wins over the inference."""
+    if not earlier:
+        return set()
+    kept = set()
+    for leaf_id in earlier:
+        entry = store.entry(leaf_id)
+        if entry is None:
+            continue
+        try:
+            leaf = store.read_leaf(entry)
+        except (LeafNotFoundError, CorruptFileError):
+            continue
+        if first in leaf.restored_from:
+            kept.add(leaf_id)
+    return kept
+
+
 def mark_earlier(hits: list[Hit], earlier: set[str]) -> tuple[list[Hit], list[str]]:
     """The hits with the ``earlier`` statements marked outdated by the first hit, and a
     PROBABLY OUTDATED notice for each."""
@@ -225,10 +253,17 @@ def outdated_notices(store: Store, q: Query, hits: Sequence[Hit]) -> list[str]:
     notices: list[str] = []
     for hit in corrected:
         by = newer.get(hit.outdated_by or "")
-        newer_text = one_line(by.excerpt if by else "", 120)
+        old = f'OUTDATED: "{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id})'
+        on = f" on {hit.corrected_on[:10]}" if hit.corrected_on else ""
+        if by is None:
+            # A note pulled before its memory, or written by hand: no text to quote.
+            notices.append(
+                f"{old} was corrected{on}; the memory that corrected it ({hit.outdated_by}) "
+                "is not in this store (not synced yet?). Relay that this one is outdated."
+            )
+            continue
         notices.append(
-            f'OUTDATED: "{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id}) was '
-            f'corrected on {(hit.corrected_on or "")[:10]} by "{newer_text}" '
+            f'{old} was corrected{on} by "{one_line(by.excerpt, 120)}" '
             f"({hit.outdated_by}). Answer with the current version and relay the correction."
         )
     return notices

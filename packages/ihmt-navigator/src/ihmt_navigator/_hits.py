@@ -12,16 +12,29 @@ from collections.abc import Sequence
 from ihmt_navigator._query import Query
 from ihmt_navigator._records import Hit, SearchResult
 from ihmt_navigator._render import Answer, best_passage, render
-from ihmt_store import Candidate, Entry, Store, estimate_tokens
+from ihmt_store import (
+    Candidate,
+    CorruptFileError,
+    Entry,
+    LeafNotFoundError,
+    Store,
+    estimate_tokens,
+)
 
 __all__ = ["build_hits", "finish", "leaf_text", "prefetch"]
 
 
 def leaf_text(store: Store, q: Query, entry: Entry) -> str:
-    """A leaf's text, read once per call (from the entry the call already holds)."""
+    """A leaf's text, read once per call (from the entry the call already holds); "" for
+    a file the store will not read (a damaged header…), which then has no hit."""
     text = q.texts.get(entry.id)
     if text is None:
-        text = q.texts[entry.id] = store.read_leaf(entry).text
+        try:
+            text = store.read_leaf(entry).text
+        except (CorruptFileError, LeafNotFoundError):
+            q.unreadable.add(entry.id)
+            text = ""
+        q.texts[entry.id] = text
     return text
 
 
@@ -40,6 +53,9 @@ def build_hits(
     budget = store.config.compact_tokens
     prefetch(store, q, cands)
     texts = [leaf_text(store, q, c.entry) for c in cands]
+    if q.unreadable:
+        kept = [(c, t) for c, t in zip(cands, texts, strict=True) if c.entry.id not in q.unreadable]
+        cands, texts = [c for c, _ in kept], [t for _, t in kept]
     paths = [tuple(q.paths.get(c.entry.id) or store.path_to(c.entry.id)) for c in cands]
     above = store.entries(list(dict.fromkeys(i for path in paths for i in path[:-1])))
     return [

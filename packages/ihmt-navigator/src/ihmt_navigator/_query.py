@@ -104,6 +104,9 @@ class Query:
     """Tree paths fetched in this call."""
     texts: dict[str, str] = field(default_factory=dict)
     """Leaf texts read in this call."""
+    unreadable: set[str] = field(default_factory=set)
+    """Leaves whose file the store refused to read in this call (the store says why, once,
+    in its notices): they are left out of the hits."""
 
     @property
     def as_of(self) -> str | None:

@@ -23,6 +23,7 @@ from ihmt_navigator._corrections import (
     find_corrected,
     mark_earlier,
     outdated_notices,
+    restored_against,
 )
 from ihmt_navigator._decide import Found, decide
 from ihmt_navigator._fusion import with_meaning
@@ -213,9 +214,12 @@ def _shape(store: Store, q: Query, found: Found) -> Answer:
     branch they sit under."""
     ranked, scores, broad = found.ranked, found.scores, found.broad
     hits = build_hits(store, q, ranked[: q.options.limit], scores)
+    if not hits:  # every file found was one the store will not read (it says why)
+        return Answer(status="not_found")
     notices = outdated_notices(store, q, hits)
     earlier = set() if broad else earlier_statements(q, ranked, scores, found.tie_floor)
-    if earlier:
+    earlier -= restored_against(store, ranked[0].entry.id, earlier)
+    if earlier and hits[0].id == ranked[0].entry.id:
         hits, probable = mark_earlier(hits, earlier)
         notices += probable
     branch = broad_branch(store, q, ranked[:20], scores) if broad else None

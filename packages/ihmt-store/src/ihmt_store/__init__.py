@@ -37,6 +37,7 @@ from ihmt_store.errors import (
 if TYPE_CHECKING:
     from ihmt_store._bm25 import idf
     from ihmt_store._derived import DerivedChanges
+    from ihmt_store._files import MAX_LEAF_BYTES
     from ihmt_store._fulltext import Candidate, FieldWeights
     from ihmt_store._lifecycle import Problem, Progress, RebuildReport
     from ihmt_store._records import (
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         Root,
         Span,
         StoreConfig,
+        check_date,
         leaf_id_for,
         normalize_timestamp,
         now_timestamp,
@@ -78,6 +80,8 @@ _LAZY: dict[str, str] = {
     "DomainTrunk": "_records",
     "StoreConfig": "_records",
     "FORMAT_VERSION": "_records",
+    "MAX_LEAF_BYTES": "_files",
+    "check_date": "_records",
     "leaf_id_for": "_records",
     "normalize_timestamp": "_records",
     "now_timestamp": "_records",
@@ -127,6 +131,8 @@ __all__ = [
     "DomainTrunk",
     "StoreConfig",
     "FORMAT_VERSION",
+    "MAX_LEAF_BYTES",
+    "check_date",
     "leaf_id_for",
     "normalize_timestamp",
     "now_timestamp",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ihmt_store._batch import Batch
-from ihmt_store._files import parse_leaf, within
+from ihmt_store._files import load_leaf
 from ihmt_store._index import Entry, Index
 from ihmt_store._layout import leaf_rel
 from ihmt_store._lifecycle import Problem
@@ -137,11 +137,13 @@ def apply_leaf(
     ``(verdict, domain)``, or None when nothing changed."""
     full = root / rel
     try:
-        if full.is_symlink() and not within(full, root):
+        leaf, data, _ = load_leaf(full, root)
+        if leaf_rel(leaf_id, leaf.domain) != rel:
             raise CorruptFileError(
-                "is a symbolic link leading out of the store; not followed", path=full
+                f"its header names {leaf.leaf_id!r} in domain {leaf.domain!r}, which "
+                "belongs elsewhere",
+                path=full,
             )
-        data = full.read_bytes()
     except FileNotFoundError:
         if existing is None or existing.path != rel:
             return None
@@ -151,23 +153,12 @@ def apply_leaf(
         batch.scrub = True
         return "removed", existing.domain
     except (CorruptFileError, OSError) as exc:
+        logger.warning("%s; left as it is and kept out of the index", exc)
         problems.append(Problem(path=rel, reason=str(exc)))
         return None
     io.files_read += 1
     io.bytes_read += len(data)
     io.leaf_reads += 1
-    try:
-        leaf = parse_leaf(data, full)
-        if leaf.leaf_id != leaf_id or leaf_rel(leaf_id, leaf.domain) != rel:
-            raise CorruptFileError(
-                f"its header names {leaf.leaf_id!r} in domain {leaf.domain!r}, which "
-                "belongs elsewhere",
-                path=full,
-            )
-    except CorruptFileError as exc:
-        logger.warning("%s; left as it is and kept out of the index", exc)
-        problems.append(Problem(path=rel, reason=str(exc)))
-        return None
     if existing is not None and existing.path != rel:
         problems.append(
             Problem(

@@ -23,7 +23,15 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from ihmt_store._batch import Batch, clear_journal
 from ihmt_store._derived import DerivedTable
-from ihmt_store._files import parse_branch, parse_leaf, remove_sqlite_files, stored_checksum, within
+from ihmt_store._files import (
+    leaf_bytes_keeping_text,
+    leaf_file_problem,
+    load_leaf,
+    parse_branch,
+    remove_sqlite_files,
+    stored_checksum,
+    within,
+)
 from ihmt_store._index import Entry
 from ihmt_store._layout import CONFIG_FILE, DERIVED_FILE, INDEX_FILE, STATE_DIR
 from ihmt_store._lifecycle import DISK_FULL, IndexLifecycle, disk_is_full, index_error, is_corrupt
@@ -172,27 +180,40 @@ class StoreBase(IndexLifecycle):
 
     def _read_item(self, rel: str, kind: type[Leaf | Branch], *, count: bool) -> Leaf | Branch:
         """The leaf or branch at ``rel``: staged in this thread's batch, else parsed from
-        disk (and remembered by the batch); counted in :attr:`io` when ``count``."""
+        disk (and remembered by the batch); counted in :attr:`io` when ``count``.
+
+        A leaf file is read and checked as rebuild reads it (``_files.load_leaf``): one
+        it will not use raises CorruptFileError, said once in :attr:`notices`."""
         batch = self._own_batch()
         full = self.path / rel
         missing = LeafNotFoundError if kind is Leaf else BranchNotFoundError
+        lossy = False
+        record: Leaf | Branch
         try:
             if batch is not None:
                 staged = batch.read(rel)
                 if isinstance(staged, kind):
                     return staged
-            if full.is_symlink() and not within(full, self.path):
-                raise CorruptFileError(
-                    f"is a symbolic link to {os.path.realpath(full)}, outside the store; "
-                    "IHMT does not follow it",
-                    path=full,
-                )
-            data = full.read_bytes()
+            if kind is Leaf:
+                record, data, lossy = load_leaf(full, self.path)
+            else:
+                if full.is_symlink() and not within(full, self.path):
+                    raise CorruptFileError(
+                        f"is a symbolic link to {os.path.realpath(full)}, outside the store; "
+                        "IHMT does not follow it",
+                        path=full,
+                    )
+                data = full.read_bytes()
+                record = parse_branch(data, full)
         except FileNotFoundError:
             # Deleted by hand (or by another process a moment ago): the catalog follows.
             if batch is None or rel not in batch.removals:
                 self._heal([rel])
             raise missing(Path(rel).stem) from None
+        except CorruptFileError as exc:
+            if kind is Leaf:
+                self._notice(f"{rel} {exc.reason}; 'ihmt doctor' lists such files")
+            raise
         if count:
             self.io.files_read += 1
             self.io.bytes_read += len(data)
@@ -200,27 +221,39 @@ class StoreBase(IndexLifecycle):
                 self.io.leaf_reads += 1
             else:
                 self.io.branch_reads += 1
-        record: Leaf | Branch = parse_leaf(data, full) if kind is Leaf else parse_branch(data, full)
         if batch is not None:
             batch.remember(rel, record)
         elif isinstance(record, Leaf) and stored_checksum(data) not in (None, record.checksum):
-            self._adopt_hand_edit(rel, record)
+            self._adopt_hand_edit(rel, record, data if lossy else None)
         return record
 
-    def _adopt_hand_edit(self, rel: str, leaf: Leaf) -> None:
+    def _adopt_hand_edit(self, rel: str, leaf: Leaf, undecodable: bytes | None = None) -> None:
         """A leaf whose text was edited by hand: index its text as it is now, and write
-        its header's checksum so it is adopted once. Its text is never touched."""
+        its header's checksum so it is adopted once. Its text is never touched: a text
+        that is not UTF-8 (``undecodable``: the file's bytes) keeps its bytes, read with
+        replacement characters."""
         if self.read_only:
             return
         try:
             with self._writing() as batch:
-                write_leaf(self.path, batch, self._idx, leaf, rel)
+                if undecodable is None:
+                    write_leaf(self.path, batch, self._idx, leaf, rel)
+                else:
+                    raw = leaf_bytes_keeping_text(leaf, undecodable, self.path / rel)
+                    write_leaf(self.path, batch, self._idx, leaf, rel, index_only=True)
+                    batch.write_raw(rel, raw)
+                    self._idx.set_sizes([(len(raw), leaf.leaf_id)])
         except (StoreError, OSError) as exc:
             logger.warning("could not re-index %s, edited by hand: %s", rel, exc)
             return
         if leaf.leaf_id not in self.edited:
             self.edited.append(leaf.leaf_id)
         self._notice(f"memory {leaf.leaf_id} was edited by hand: its new text is indexed")
+        if undecodable is not None:
+            self._notice(
+                f"memory {leaf.leaf_id} holds bytes that are not UTF-8 (written outside "
+                "IHMT): they read as \ufffd; its file keeps them"
+            )
 
     def _heal(self, rels: Sequence[str]) -> None:
         """Make the catalog follow files that vanished (deleted by hand): their rows go,
@@ -263,6 +296,23 @@ class StoreBase(IndexLifecycle):
             if (own is None or e.path not in own.pending)
             and not os.path.lexists(self.path / e.path)
         ]
+
+    def _unusable(self, entries: Iterable[Entry]) -> set[str]:
+        """Paths of leaf ``entries`` whose file the store will not read (a link out of the
+        store, not a regular file, too large: ``_files.leaf_file_problem``), each said
+        once in :attr:`notices`. Rebuild lists them as problems."""
+        out = set()
+        for entry in entries:
+            if entry.kind != "leaf":
+                continue
+            try:
+                problem = leaf_file_problem(self.path / entry.path, self.path)
+            except OSError:
+                continue  # gone or unreadable: reading it says so
+            if problem is not None:
+                out.add(entry.path)
+                self._notice(f"{entry.path} {problem}; 'ihmt doctor' lists such files")
+        return out
 
     @healing
     def _all_entries(self, kind: ItemKind | None) -> list[Entry]:

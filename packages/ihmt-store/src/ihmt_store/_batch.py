@@ -22,6 +22,7 @@ from ihmt_store._files import (
     leaf_bytes,
     parse_branch,
     parse_leaf,
+    read_leaf_bytes,
     remove_temp_files,
     replace_temp,
     sync_paths,
@@ -318,7 +319,7 @@ def _reindex_path(root: Path, index: Index, rel: str) -> None:
             raise CorruptFileError(
                 "is a symbolic link leading out of the store; not followed", path=full
             )
-        data = full.read_bytes()
+        data = read_leaf_bytes(full, root) if rel.startswith(LEAF_DIR + "/") else full.read_bytes()
     except FileNotFoundError:
         index.delete(item_id)
         index.detach_children(item_id)

@@ -7,23 +7,30 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ihmt_store._records import Branch, Leaf
+from ihmt_store._records import Branch, Leaf, latest_date
 from ihmt_store.errors import CorruptFileError, StoreIOError
 
 __all__ = [
     "FORMAT1_KEYS",
     "HEADER_END",
     "HEADER_START",
+    "MAX_LEAF_BYTES",
     "TEMP_SUFFIX",
     "atomic_write",
     "fsync_dir",
     "leaf_bytes",
+    "leaf_bytes_keeping_text",
+    "leaf_file_problem",
+    "load_leaf",
     "parse_branch",
     "parse_leaf",
+    "parse_leaf_lossy",
+    "read_leaf_bytes",
     "read_json",
     "is_disk_full",
     "remove_sqlite_files",
@@ -39,6 +46,11 @@ __all__ = [
 HEADER_START = "<<<IHMT-META\n"
 HEADER_END = "\nIHMT-META>>>\n"
 TEMP_SUFFIX = ".ihmt-tmp"
+MAX_LEAF_BYTES = 16 * 1024 * 1024
+"""The largest leaf file the store reads. ``ingest`` stores a large document a segment at
+a time, in leaves far smaller (its longest block is a few million characters); a larger
+file was not written by IHMT, and is reported (``rebuild``, ``doctor``) instead of being
+read whole into memory at every search."""
 
 
 def leaf_bytes(leaf: Leaf) -> bytes:
@@ -72,24 +84,119 @@ def _split_leaf(data: bytes, path: Path) -> tuple[Any, int]:
 
 
 def parse_leaf(data: bytes, path: Path) -> Leaf:
-    """Parse the bytes of a leaf file.
+    """Parse the bytes of a leaf file (a text that is not UTF-8 is decoded with
+    replacement characters: :func:`parse_leaf_lossy` says when).
+
+    Raises:
+        CorruptFileError: the header is missing, not JSON, or lacks a required key.
+    """
+    return parse_leaf_lossy(data, path)[0]
+
+
+def parse_leaf_lossy(data: bytes, path: Path) -> tuple[Leaf, bool]:
+    """:func:`parse_leaf`, and whether the text held bytes that are not UTF-8 (written
+    outside IHMT): they read as U+FFFD, the header still has to be UTF-8 JSON.
 
     Raises:
         CorruptFileError: the header is missing, not JSON, or lacks a required key.
     """
     head, body = _split_leaf(data, path)
+    lossy = False
     try:
         text = data[body:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptFileError(f"unreadable leaf header: {exc}", path=path) from None
+    except UnicodeDecodeError:
+        text = data[body:].decode("utf-8", "replace")
+        lossy = True
     if not isinstance(head, dict):
         raise CorruptFileError("leaf header is not a JSON object", path=path)
     try:
-        return Leaf.from_header(head, text)
+        return Leaf.from_header(head, text), lossy
     except KeyError as exc:
         raise CorruptFileError(f"leaf header lacks {exc}", path=path) from None
     except (TypeError, ValueError) as exc:
         raise CorruptFileError(f"invalid leaf header: {exc}", path=path) from None
+
+
+def leaf_file_problem(full: Path, root: Path) -> str | None:
+    """Why the store will not read the leaf file ``full`` (inside ``root``) as it is, from
+    its ``stat`` alone: a symbolic link out of the store, not a regular file, or larger
+    than :data:`MAX_LEAF_BYTES`; None when it may be read.
+
+    Raises:
+        OSError: it cannot be examined (FileNotFoundError when it is gone).
+    """
+    if full.is_symlink() and not within(full, root):
+        return (
+            f"is a symbolic link to {os.path.realpath(full)}, outside the store; IHMT does "
+            "not follow it: replace the link with the file itself, or delete it"
+        )
+    info = os.stat(full)
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file: delete it (or put the leaf's own file back)"
+    if info.st_size > MAX_LEAF_BYTES:
+        return _too_large(info.st_size)
+    return None
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"is too large for a memory ({size / 2**20:.1f} MiB; the limit is "
+        f"{MAX_LEAF_BYTES // 2**20} MiB) and is not read: move it out of the store and "
+        "ingest it with 'ihmt ingest', which stores it in pieces"
+    )
+
+
+def read_leaf_bytes(full: Path, root: Path) -> bytes:
+    """The bytes of the leaf file ``full``, never more than :data:`MAX_LEAF_BYTES`.
+
+    Raises:
+        CorruptFileError: :func:`leaf_file_problem` names a problem.
+        OSError: it cannot be read (FileNotFoundError when it is gone).
+    """
+    problem = leaf_file_problem(full, root)
+    if problem is not None:
+        raise CorruptFileError(problem, path=full)
+    with open(full, "rb") as handle:
+        data = handle.read(MAX_LEAF_BYTES + 1)
+    if len(data) > MAX_LEAF_BYTES:  # it grew since
+        raise CorruptFileError(_too_large(len(data)), path=full)
+    return data
+
+
+def load_leaf(full: Path, root: Path) -> tuple[Leaf, bytes, bool]:
+    """Read and check the leaf file ``full``: the leaf, the file's bytes, and whether its
+    text held bytes that are not UTF-8. The one reading of a leaf file by rebuild, search,
+    ``doctor`` and a pull, so they agree on which files are memories.
+
+    Raises:
+        CorruptFileError: what :func:`read_leaf_bytes` and :func:`parse_leaf` raise; a
+            header naming another id than the file's name; a date in the future (the
+            rule ``save`` applies, :func:`~ihmt_store._records.check_date`).
+        OSError: it cannot be read (FileNotFoundError when it is gone).
+    """
+    data = read_leaf_bytes(full, root)
+    leaf, lossy = parse_leaf_lossy(data, full)
+    if leaf.leaf_id != full.stem:
+        raise CorruptFileError(
+            f"its header names the memory {leaf.leaf_id!r}, not the file's name: rename the "
+            f"file to {leaf.leaf_id}.txt if that is right, or delete the copy",
+            path=full,
+        )
+    if leaf.timestamp > latest_date():
+        raise CorruptFileError(
+            f"its date {leaf.timestamp[:10]} is in the future, which 'save' refuses: set "
+            "the header's timestamp to when what it says became true, then run "
+            "'ihmt rebuild'",
+            path=full,
+        )
+    return leaf, data, lossy
+
+
+def leaf_bytes_keeping_text(leaf: Leaf, data: bytes, path: Path) -> bytes:
+    """The bytes of the leaf file ``data`` with the header of ``leaf`` and its own text
+    bytes, untouched (a text that is not UTF-8 keeps its bytes)."""
+    _, body = _split_leaf(data, path)
+    return (HEADER_START + _pretty(leaf.header()) + HEADER_END).encode("utf-8") + data[body:]
 
 
 FORMAT1_KEYS = ("parent_id", "outdated_by")

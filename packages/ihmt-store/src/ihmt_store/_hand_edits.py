@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ihmt_store._files import parse_leaf, stored_checksum
+from ihmt_store._files import load_leaf, stored_checksum
 from ihmt_store._index import Entry
 from ihmt_store._records import checksum_of
 from ihmt_store.errors import CorruptFileError, StoreError
@@ -57,17 +57,15 @@ def hand_edited(root: Path, entries: Iterable[Entry]) -> list[str]:
     out = []
     for entry in entries:
         try:
-            data = (root / entry.path).read_bytes()
-        except OSError:
+            # Read as search reads it: a file it will not use is not an edit it adopts
+            # (``Store.file_problems`` lists it).
+            leaf, data, _ = load_leaf(root / entry.path, root)
+        except (CorruptFileError, OSError):
             continue
         stored = stored_checksum(data)
         if len(data) != entry.size and entry.size:
             out.append(entry.id)
             continue
-        try:
-            text = parse_leaf(data, root / entry.path).text
-        except CorruptFileError:
-            continue
-        if stored is not None and stored != checksum_of(text):
+        if stored is not None and stored != checksum_of(leaf.text):
             out.append(entry.id)
     return out

@@ -26,8 +26,8 @@ from pathlib import Path
 from ihmt_store._batch import clear_journal, journal_path, replay_journal
 from ihmt_store._files import (
     is_disk_full,
+    load_leaf,
     parse_branch,
-    parse_leaf,
     remove_sqlite_files,
     remove_temp_files,
     within,
@@ -60,6 +60,7 @@ __all__ = [
     "disk_is_full",
     "index_error",
     "is_corrupt",
+    "scan_files",
     "writable",
 ]
 
@@ -429,75 +430,7 @@ class IndexLifecycle:
         A leaf or notes a tombstone names are deleted (not in memory: a read-only store
         only leaves them out)."""
         index = self._idx
-        problems: list[Problem] = []
-        removed = 0
-        if not in_memory:
-            for folder in (self.path, self.path / STATE_DIR):
-                removed += remove_temp_files(folder, dead_only=True)
-        found: list[tuple[Path, str]] = []
-        for folder, suffix in ((self.path / LEAF_DIR, ".txt"), (self.path / BRANCH_DIR, ".json")):
-            if not folder.exists():
-                continue
-            if not within(folder, self.path):
-                problems.append(_link_problem(folder, self.path))
-                continue
-            for sub, dirs, files in os.walk(folder):
-                here = Path(sub)
-                for name in sorted(dirs):
-                    if (here / name).is_symlink() and not within(here / name, self.path):
-                        problems.append(_link_problem(here / name, self.path))
-                dirs.sort()
-                if not in_memory:
-                    removed += remove_temp_files(here)
-                for name in sorted(files):
-                    if name.startswith(".") or not name.endswith(suffix):
-                        continue
-                    full = here / name
-                    if full.is_symlink() and not within(full, self.path):
-                        problems.append(_link_problem(full, self.path))
-                        continue
-                    found.append((full, suffix))
-        found.sort()
-        # One file per id: a copy in another folder (a leaf copied into a second domain
-        # folder by hand) is reported and skipped; the file whose folder matches its
-        # header wins, else the first path.
-        parsed: dict[str, tuple[str, Leaf | Branch, int]] = {}
-        for done, (full, suffix) in enumerate(found, 1):
-            if progress is not None:
-                progress(done, len(found), full.name)
-            rel = full.relative_to(self.path).as_posix()
-            try:
-                data = full.read_bytes()
-                record: Leaf | Branch
-                if suffix == ".txt":
-                    record = parse_leaf(data, full)
-                    item_id = record.leaf_id
-                    home = leaf_rel(item_id, record.domain)
-                else:
-                    record = parse_branch(data, full)
-                    item_id = record.node_id
-                    home = branch_rel(item_id, record.layer)
-                if Path(rel).stem != item_id:
-                    raise CorruptFileError(
-                        f"file name does not match its id {item_id!r}", path=full
-                    )
-            except (CorruptFileError, OSError, ValueError) as exc:
-                logger.warning("skipping %s: %s", rel, exc)
-                problems.append(Problem(path=rel, reason=str(exc)))
-                continue
-            other = parsed.get(item_id)
-            if other is not None:
-                keep, drop = (rel, other[0]) if rel == home else (other[0], rel)
-                problems.append(
-                    Problem(
-                        path=drop,
-                        reason=f"a second copy of {item_id} (the one at {keep} is used); "
-                        "skipped, delete it",
-                    )
-                )
-                if keep == other[0]:
-                    continue
-            parsed[item_id] = (rel, record, len(data))
+        parsed, problems, removed = scan_files(self.path, progress, tidy=not in_memory)
         gone = _names(self.path / FORGOTTEN_DIR, ".json")
         annotated = _names(self.path / NOTES_DIR, "")
         rows: list[tuple[Entry, Fields, list[str]]] = []
@@ -563,6 +496,87 @@ class IndexLifecycle:
         return RebuildReport(
             leaves=leaves, branches=branches, problems=tuple(problems), temp_files_removed=removed
         )
+
+
+def scan_files(
+    root: Path, progress: Progress | None = None, *, tidy: bool = False
+) -> tuple[dict[str, tuple[str, Leaf | Branch, int]], list[Problem], int]:
+    """Read every leaf and branch file of the store at ``root`` as rebuild does: the
+    records by id (``(rel, record, size)``), the files it cannot use with why and what to
+    do, and how many temporary files it removed (only when ``tidy``: the lock is held).
+
+    Leaves are read by ``_files.load_leaf``, as search reads them, so rebuild, search and
+    ``doctor`` agree on which files are memories.
+    """
+    problems: list[Problem] = []
+    removed = 0
+    if tidy:
+        for folder in (root, root / STATE_DIR):
+            removed += remove_temp_files(folder, dead_only=True)
+    found: list[tuple[Path, str]] = []
+    for folder, suffix in ((root / LEAF_DIR, ".txt"), (root / BRANCH_DIR, ".json")):
+        if not folder.exists():
+            continue
+        if not within(folder, root):
+            problems.append(_link_problem(folder, root))
+            continue
+        for sub, dirs, files in os.walk(folder):
+            here = Path(sub)
+            for name in sorted(dirs):
+                if (here / name).is_symlink() and not within(here / name, root):
+                    problems.append(_link_problem(here / name, root))
+            dirs.sort()
+            if tidy:
+                removed += remove_temp_files(here)
+            for name in sorted(files):
+                if name.startswith(".") or not name.endswith(suffix):
+                    continue
+                found.append((here / name, suffix))
+    found.sort()
+    # One file per id: a copy in another folder (a leaf copied into a second domain
+    # folder by hand) is reported and skipped; the file whose folder matches its
+    # header wins, else the first path.
+    parsed: dict[str, tuple[str, Leaf | Branch, int]] = {}
+    for done, (full, suffix) in enumerate(found, 1):
+        if progress is not None:
+            progress(done, len(found), full.name)
+        rel = full.relative_to(root).as_posix()
+        try:
+            record: Leaf | Branch
+            if suffix == ".txt":
+                record, data, _ = load_leaf(full, root)
+                item_id = record.leaf_id
+                home = leaf_rel(item_id, record.domain)
+            else:
+                if full.is_symlink() and not within(full, root):
+                    problems.append(_link_problem(full, root))
+                    continue
+                data = full.read_bytes()
+                record = parse_branch(data, full)
+                item_id = record.node_id
+                home = branch_rel(item_id, record.layer)
+                if Path(rel).stem != item_id:
+                    raise CorruptFileError(
+                        f"file name does not match its id {item_id!r}", path=full
+                    )
+        except (CorruptFileError, OSError, ValueError) as exc:
+            logger.warning("skipping %s: %s", rel, exc)
+            problems.append(Problem(path=rel, reason=str(exc)))
+            continue
+        other = parsed.get(item_id)
+        if other is not None:
+            keep, drop = (rel, other[0]) if rel == home else (other[0], rel)
+            problems.append(
+                Problem(
+                    path=drop,
+                    reason=f"a second copy of {item_id} (the one at {keep} is used); "
+                    "skipped, delete it",
+                )
+            )
+            if keep == other[0]:
+                continue
+        parsed[item_id] = (rel, record, len(data))
+    return parsed, problems, removed
 
 
 def _names(folder: Path, suffix: str) -> set[str]:

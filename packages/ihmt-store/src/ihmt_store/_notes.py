@@ -40,6 +40,7 @@ __all__ = [
     "Folded",
     "Note",
     "NoteOp",
+    "RESTORED_KEY",
     "fold",
     "index_leaf",
     "is_tombstoned",
@@ -59,10 +60,21 @@ NoteOp = Literal["outdated", "restored", "extra"]
 """What a note records: a correction (``outdated``), its undoing (``restored``), or
 user-level keys merged into the leaf's ``extra`` (explicit facts)."""
 
+RESTORED_KEY = "restored_from"
+"""The ``extra`` key the fold fills with the memories whose correction of a leaf was
+undone by an explicit restore (:attr:`Leaf.restored_from`)."""
+
 CLOCK_FILE = "clock.json"
 """This machine's id and the newest note time it has seen, under ``state/``."""
 
 _AT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+CLOCK_HORIZON_MS = 100 * 365 * 24 * 3600 * 1000
+"""How far ahead of this machine's wall clock the note clock follows a time it reads
+from a file (a note, ``clock.json``): a machine whose clock runs years ahead is still
+followed, so a later decision here sorts after its notes; a time further ahead (a
+note dated 9999-12-31) is not a clock's, and following it would leave no time to stamp
+the next note with."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,7 +234,9 @@ def fold(notes: Iterable[Note], forgotten: Iterable[str] = ()) -> Folded:
     """The state ``notes`` give a memory, in the one total order (at, machine, name).
 
     The OUTDATED flag is a last-writer-wins register: the last ``outdated`` or
-    ``restored`` note decides. A correction by a memory that is ``forgotten`` counts
+    ``restored`` note decides. A ``restored`` note lists the correction it undid in
+    ``extra[RESTORED_KEY]`` (until that memory corrects it again): search then never
+    infers that correction on its own. A correction by a memory that is ``forgotten`` counts
     as never made (the flag falls back to the note before it). ``extra`` notes merge
     their keys, the later one winning a key. The same set of notes gives the same
     state in any order, and a note seen twice (the same name) counts once.
@@ -231,17 +245,30 @@ def fold(notes: Iterable[Note], forgotten: Iterable[str] = ()) -> Folded:
     unique = {(n.name, n.at, n.machine): n for n in notes}
     current: Correction | None = None
     extra: dict[str, Any] = {}
+    # What a restore undid does not depend on ``forgotten`` (a machine that has not
+    # seen a forget yet, or does not refold for it, gets the same list).
+    undone: dict[str, None] = {}
+    marked = ""
     newest = ""
     for note in sorted(unique.values(), key=Note.order):
         newest = max(newest, note.at)
         if note.op == "outdated":
+            marked = note.by
+            undone.pop(note.by, None)
             if note.by in gone:
                 continue
             current = Correction(by=note.by, date=note.date, reason=note.reason)
         elif note.op == "restored":
+            if marked:
+                undone[marked] = None
+            marked = ""
             current = None
         else:
             extra.update(note.extra)
+    if undone:
+        kept = extra.get(RESTORED_KEY)
+        earlier = [str(x) for x in kept] if isinstance(kept, list) else []
+        extra[RESTORED_KEY] = sorted({*earlier, *undone})
     return Folded(outdated_by=current, extra=extra, newest=newest)
 
 
@@ -273,6 +300,10 @@ def _ms(at: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
+def _now_ms() -> int:
+    return int(datetime.now(timezone.utc).timestamp() * 1000)
+
+
 def _at(ms: int) -> str:
     moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
@@ -302,7 +333,8 @@ class Clock:
             if not re.match(r"^m-[0-9a-f]{8,32}$", machine):
                 raise ValueError(machine)
             self._machine = machine
-            self._last = int(obj.get("last", 0))
+            last = int(obj.get("last", 0))
+            self._last = last if 0 <= last <= _now_ms() + CLOCK_HORIZON_MS else 0
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self._machine = "m-" + secrets.token_hex(6)
             self._last = 0
@@ -318,14 +350,20 @@ class Clock:
             return
         self._load()
         try:
-            self._last = max(self._last, _ms(at))
-        except ValueError:
+            seen = _ms(at)
+        except (ValueError, OverflowError):
             return
+        if seen > _now_ms() + CLOCK_HORIZON_MS:
+            logger.warning("the note clock ignores the time %s, far in the future", at)
+            return
+        self._last = max(self._last, seen)
 
     def tick(self) -> str:
         """The next time to stamp a note with (saved before it is returned)."""
         self._load()
-        now = int(datetime.now(timezone.utc).timestamp() * 1000)
+        now = _now_ms()
+        if self._last > now + CLOCK_HORIZON_MS:
+            self._last = now  # never past what a note's name can say
         self._last = max(now, self._last + 1)
         try:
             atomic_write(

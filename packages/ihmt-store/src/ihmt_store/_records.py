@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any, cast
 
@@ -18,6 +18,7 @@ from ihmt_store._types import CodeChunkMode, ItemKind, SummarizerBackend
 
 __all__ = [
     "FORMAT_VERSION",
+    "FUTURE_SLACK",
     "Branch",
     "ChildRef",
     "Correction",
@@ -25,6 +26,8 @@ __all__ = [
     "Root",
     "Span",
     "StoreConfig",
+    "check_date",
+    "latest_date",
     "leaf_id_for",
     "normalize_timestamp",
     "now_timestamp",
@@ -66,6 +69,33 @@ def check_id(value: str, what: str = "id") -> str:
 def now_timestamp() -> str:
     """The current UTC time in the store's canonical form, ``YYYY-MM-DDTHH:MM:SSZ``."""
     return datetime.now(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+FUTURE_SLACK = timedelta(days=1)
+"""A memory may be dated up to a day ahead (time zones); a later date is refused: a
+memory dated 9999-12-31 would outdate every real one after it forever."""
+
+
+def latest_date() -> str:
+    """The latest timestamp a memory may carry now (:data:`FUTURE_SLACK` ahead)."""
+    return _canonical(datetime.now(timezone.utc) + FUTURE_SLACK)
+
+
+def check_date(value: str | date | datetime) -> str:
+    """``value`` as a canonical timestamp, no later than :func:`latest_date`: the one
+    rule for a memory's date, whether it comes from ``save``, a file's front matter, an
+    import, or a leaf file written by hand or pulled from another machine.
+
+    Raises:
+        ValueError: not an ISO 8601 date, or one in the future (the message says so).
+    """
+    when = normalize_timestamp(value)
+    if when > latest_date():
+        raise ValueError(
+            f"the date {when[:10]} is in the future: date a memory when what it says became "
+            "true (today or earlier)"
+        )
+    return when
 
 
 def normalize_timestamp(value: str | date | datetime) -> str:
@@ -230,6 +260,14 @@ class Leaf:
     def is_outdated(self) -> bool:
         """True when a later memory corrected this one."""
         return self.outdated_by is not None
+
+    @property
+    def restored_from(self) -> tuple[str, ...]:
+        """The memories whose correction of this one was undone by an explicit restore
+        (and not made again since): this memory stays current against them, so search
+        never infers they outdate it. Filled from the fold of the leaf's notes."""
+        kept = self.extra.get("restored_from")
+        return tuple(str(x) for x in kept) if isinstance(kept, list) else ()
 
     def header(self) -> dict[str, Any]:
         """The JSON header as written to disk: what the leaf says and where it came from,

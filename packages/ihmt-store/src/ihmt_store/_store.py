@@ -32,7 +32,7 @@ from ihmt_store._layout import (
     ROOT_FILE,
     STATE_DIR,
 )
-from ihmt_store._lifecycle import Problem, Progress, RebuildReport, writable
+from ihmt_store._lifecycle import Problem, Progress, RebuildReport, scan_files, writable
 from ihmt_store._notes import CLOCK_FILE
 from ihmt_store._opening import (
     lay_out,
@@ -277,6 +277,12 @@ class Store(StoreBase):
         the index knows (edited by hand and not read since): ``ihmt doctor`` lists them.
         Reads every leaf file."""
         return hand_edited(self.path, self._all_entries("leaf"))
+
+    def file_problems(self) -> tuple[Problem, ...]:
+        """The files :meth:`rebuild` would list as problems (path, what is wrong, what to
+        do), found the way it reads them and without changing anything: ``ihmt doctor``
+        lists them. Reads every leaf and branch file."""
+        return tuple(scan_files(self.path)[1])
 
     def compact(self) -> None:
         """Leave no trace of text deleted since the last :meth:`forget` in the index file.
@@ -576,8 +582,9 @@ class Store(StoreBase):
         )
         out = []
         vanished = set(self._vanished(entry for entry, _, _ in rows))
+        unusable = self._unusable(entry for entry, _, _ in rows if entry.path not in vanished)
         for entry, score, present in rows:
-            if entry.path in vanished:
+            if entry.path in vanished or entry.path in unusable:
                 continue
             matched = tuple(t for t in dict.fromkeys(query_terms) if t in present)
             out.append(Candidate(entry=entry, score=score, matched=matched))

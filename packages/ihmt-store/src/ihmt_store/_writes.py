@@ -15,14 +15,16 @@ from typing import Any
 
 from ihmt_store._annotations import UNSET, add_note, complete, correction_of, normalized
 from ihmt_store._batch import Batch
+from ihmt_store._files import MAX_LEAF_BYTES
 from ihmt_store._index import Entry, Fields, Index, branch_row, leaf_row
 from ihmt_store._layout import NOTES_DIR, branch_rel, leaf_rel
 from ihmt_store._notes import Clock, index_leaf
-from ihmt_store._records import Branch, Leaf, check_id
+from ihmt_store._records import Branch, Leaf, check_id, latest_date
 from ihmt_store._tombstones import unbury_leaf
 from ihmt_store.errors import BranchNotFoundError, LeafNotFoundError
 
 __all__ = [
+    "check_writable",
     "leave_parent",
     "set_parents",
     "settle",
@@ -49,6 +51,9 @@ def stage_leaves(
     """
     stored: list[Leaf] = []
     leaves = list(leaves)
+    latest = latest_date()
+    for leaf in leaves:
+        check_writable(leaf, latest)
     known = index.get_many([leaf.leaf_id for leaf in leaves])
     # New leaves go to the index together, at the end (or before a repeat).
     fresh: dict[str, tuple[Entry, Fields]] = {}
@@ -95,6 +100,29 @@ def stage_leaves(
     for _, bare in later:
         done[bare.leaf_id] = complete(index, bare, index.get(bare.leaf_id))
     return stored, done
+
+
+def check_writable(leaf: Leaf, latest: str) -> None:
+    """Refuse a leaf the store would not read back (``_files.load_leaf``): dated later
+    than ``latest`` (:func:`~ihmt_store._records.check_date`'s rule), or a text larger than
+    :data:`~ihmt_store._files.MAX_LEAF_BYTES`.
+
+    Raises:
+        ValueError: either; nothing of the batch is written.
+    """
+    if leaf.timestamp > latest:
+        raise ValueError(
+            f"memory {leaf.leaf_id}: the date {leaf.timestamp[:10]} is in the future: date a "
+            "memory when what it says became true (today or earlier)"
+        )
+    # Four bytes a character at most: most texts are checked without encoding them.
+    if len(leaf.text) * 4 > MAX_LEAF_BYTES - 65536 and (
+        len(leaf.text.encode("utf-8")) > MAX_LEAF_BYTES - 65536
+    ):
+        raise ValueError(
+            f"memory {leaf.leaf_id}: its text is too large for one memory (the limit is "
+            f"{MAX_LEAF_BYTES // 2**20} MiB); ingest it, which stores it in pieces"
+        )
 
 
 def settle(root: Path, clock: Clock, batch: Batch, index: Index, leaf: Leaf, bare: Leaf) -> None:

@@ -99,6 +99,8 @@ class CorruptFileError(StoreError, ValueError):
 
     def __init__(self, message: str, *, path: Path) -> None:
         self.path = path
+        self.reason = message
+        """What is wrong with it, without the path."""
         super().__init__(f"{path}: {message}")
 
 
