@@ -72,6 +72,7 @@ def test_init_sync_and_status_between_two_machines(
         "retries",
         "head",
         "followed_purges",
+        "warnings",
     }
     behind = ihmt("sync", "--status", "--path", b, "--json").json()
     assert behind["behind"] >= 1 and behind["reachable"]

@@ -103,6 +103,7 @@ def store_health(path: Path) -> StoreHealth:
         edited = memory.store.hand_edits()
         # What rebuild would list, read the way rebuild reads: a rebuild does not fix them.
         unusable = memory.store.file_problems()
+        secrets = memory.secret_leaves()
     finally:
         memory.close()
     problems = []
@@ -122,6 +123,14 @@ def store_health(path: Path) -> StoreHealth:
         problems.append(
             f"{len(edited)} memories were edited by hand since they were indexed ({shown}); "
             "the next search re-indexes them, or run ihmt rebuild"
+        )
+    if secrets:
+        shown = ", ".join(f"{rel} ({what})" for _id, rel, what in secrets[:5])
+        more = f" and {len(secrets) - 5} more" if len(secrets) > 5 else ""
+        problems.append(
+            f"{len(secrets)} memories hold what looks like a secret, written in their file by "
+            f"hand or pulled ({shown}{more}); searches do not show those lines and syncs do "
+            "not send them: remove the secret from each file"
         )
     return StoreHealth(
         path=str(path),

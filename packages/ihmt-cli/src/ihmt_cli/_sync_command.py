@@ -69,7 +69,8 @@ def sync_command(
     default).
 
     --json prints, for a sync: {commit, message, saved, corrected, forgotten, pulled:
-    {added, annotated, removed}, pushed, retries, head, followed_purges}; with --status:
+    {added, annotated, removed}, pushed, retries, head, followed_purges, warnings}
+    (what it skipped or kept, also printed on stderr, one line each); with --status:
     {initialised, remote, branch, reachable, ahead, behind, uncommitted, last_sync,
     error, every}; with --every: {every}; with --init: {remote, branch, repository,
     remote_had_store, pulled, pushed, head}; with --purge: {id, paths, rewritten, pushed, others}.
@@ -89,7 +90,14 @@ def sync_command(
     if remote is not None:
         _create_missing_store(state)
     from ihmt_mcp import Sync, SyncError
+    from ihmt_store import Store
 
+    if not chosen and Store.exists(state.path):
+        # A committed config no command can read (pulled before syncs refused such
+        # configs) would stop this sync too: the remote's, when valid, is taken first.
+        taken = Sync.take_remote_config(state.path)
+        if taken:
+            state.remark(f"warning: {taken}")
     with open_memory(state) as memory:
         sync = Sync(memory)
         if remote is not None:
@@ -119,6 +127,8 @@ def sync_command(
         else:
             report = sync.sync()
             state.emit(report.to_json(), report.render())
+            for warning in report.warnings:
+                state.remark(f"warning: {warning}")
 
 
 def _create_missing_store(state: State) -> None:

@@ -475,7 +475,19 @@ class Memory:
             # was derived from it and answer again with all of that current.
             self.settle_hand_edits()
             result = self.navigator.search(query, options, clue=clue)
-        return result
+        # A secret written into a file by hand, or pulled, is never served.
+        from ihmt_mcp._withheld import withhold_secrets
+
+        return withhold_secrets(result)
+
+    def secret_leaves(self) -> list[tuple[str, str, str]]:
+        """``(id, path, what)`` of every memory whose file holds what looks like a secret
+        (written there by hand, or pulled from another machine: ``save`` refuses them).
+        Searches do not serve those lines, and syncs do not send such files; ``ihmt
+        doctor`` lists them. Reads every leaf."""
+        from ihmt_mcp._withheld import secret_leaves
+
+        return list(secret_leaves(self.store))
 
     def settle_hand_edits(self) -> tuple[str, ...]:
         """Refresh the facts and vectors of the memories the store found edited by hand

@@ -17,7 +17,7 @@ from pathlib import Path
 from ihmt_store._batch import Batch
 from ihmt_store._files import load_leaf
 from ihmt_store._index import Entry, Index
-from ihmt_store._layout import leaf_rel
+from ihmt_store._layout import misplaced_leaf
 from ihmt_store._lifecycle import Problem
 from ihmt_store._notes import Clock, index_leaf, is_tombstoned, note_files, refold
 from ihmt_store._records import Branch
@@ -138,12 +138,6 @@ def apply_leaf(
     full = root / rel
     try:
         leaf, data, _ = load_leaf(full, root)
-        if leaf_rel(leaf_id, leaf.domain) != rel:
-            raise CorruptFileError(
-                f"its header names {leaf.leaf_id!r} in domain {leaf.domain!r}, which "
-                "belongs elsewhere",
-                path=full,
-            )
     except FileNotFoundError:
         if existing is None or existing.path != rel:
             return None
@@ -168,6 +162,10 @@ def apply_leaf(
             )
         )
         return None
+    misplaced = misplaced_leaf(rel, leaf_id, leaf.domain)
+    if misplaced:  # indexed all the same, as a rebuild does
+        logger.warning("%s: %s", rel, misplaced)
+        problems.append(Problem(path=rel, reason=misplaced))
     # The catalog's parent, not the file's: consolidation is local to each machine.
     before = index.indexed_fields(leaf_id) if existing is not None else None
     folded_before = index.folded_of([leaf_id]) if existing is not None else {}

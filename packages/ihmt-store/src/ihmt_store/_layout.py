@@ -19,6 +19,7 @@ __all__ = [
     "STATE_DIR",
     "branch_rel",
     "leaf_rel",
+    "misplaced_leaf",
 ]
 
 CONFIG_FILE = "ihmt.config.json"
@@ -44,6 +45,18 @@ OWN_NAMES = frozenset(
 def leaf_rel(leaf_id: str, domain: str) -> str:
     """Path of a leaf's file, relative to the store."""
     return f"{LEAF_DIR}/{safe_domain(domain)}/{check_id(leaf_id, 'leaf id')}.txt"
+
+
+def misplaced_leaf(rel: str, leaf_id: str, domain: str) -> str:
+    """Why the leaf file at ``rel`` is not where its header's domain puts it ('' when it
+    is). Such a leaf is indexed where it is, under its header's domain, by a refresh after
+    a pull and by a rebuild alike (one rule on every machine), and reported."""
+    home = leaf_rel(leaf_id, domain)
+    if home == rel:
+        return ""
+    return (
+        f"its header says domain {domain!r}, whose folder is {home}: indexed where it is; move it"
+    )
 
 
 def branch_rel(node_id: str, layer: int) -> str:

@@ -43,6 +43,7 @@ from ihmt_store._layout import (
     STATE_DIR,
     branch_rel,
     leaf_rel,
+    misplaced_leaf,
 )
 from ihmt_store._lock import StoreLock
 from ihmt_store._notes import Folded, note_files, state_of
@@ -431,6 +432,16 @@ class IndexLifecycle:
         only leaves them out)."""
         index = self._idx
         parsed, problems, removed = scan_files(self.path, progress, tidy=not in_memory)
+        for rel, record, _size in parsed.values():
+            # Indexed where it is, as a refresh after a pull does (one rule on every
+            # machine); said, so that a person moves it.
+            misplaced = (
+                misplaced_leaf(rel, record.leaf_id, record.domain)
+                if isinstance(record, Leaf)
+                else ""
+            )
+            if misplaced:
+                self._notice(f"{rel}: {misplaced}")
         gone = _names(self.path / FORGOTTEN_DIR, ".json")
         annotated = _names(self.path / NOTES_DIR, "")
         rows: list[tuple[Entry, Fields, list[str]]] = []

@@ -36,6 +36,7 @@ from ihmt_store._records import FORMAT_VERSION, Root, StoreConfig, now_timestamp
 from ihmt_store.errors import ConfigError, CorruptFileError, StoreFormatError, StoreIOError
 
 __all__ = [
+    "config_of",
     "lay_out",
     "make_folder",
     "read_config",
@@ -136,6 +137,12 @@ def read_config(path: Path) -> StoreConfig:
         raise ConfigError(f"not valid JSON ({exc}); fix or restore it", path=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read it: {exc.strerror}", path=path) from None
+    return config_of(data, path)
+
+
+def config_of(data: dict[str, Any], path: Path) -> StoreConfig:
+    """The config in ``data``, the object read from ``path`` (the same errors as
+    :func:`read_config`)."""
     # A config without the key predates it: format 1.
     version = data.setdefault("format_version", 1)
     if not isinstance(version, int) or isinstance(version, bool):

@@ -26,8 +26,9 @@ from ihmt_store._layout import (
 )
 from ihmt_store._lifecycle import Problem
 from ihmt_store._notes import tombstone_rel
+from ihmt_store._opening import config_of
 from ihmt_store._records import Leaf, check_id
-from ihmt_store.errors import CorruptFileError
+from ihmt_store.errors import ConfigError, CorruptFileError, StoreFormatError
 
 __all__ = [
     "REPLICATED",
@@ -118,6 +119,20 @@ class ReplicaFile:
         """
         path = Path(rel)
         return parse_leaf(without_format1_keys(data, path) or data, path)
+
+    @staticmethod
+    def config_problem(data: bytes) -> str:
+        """Why ``data`` cannot be a store's ``ihmt.config.json``, in a few words ('' when
+        it can): what an engine checks before it lets a pulled config replace this
+        store's. A config of a newer format says ``newer store format N``."""
+        path = Path(CONFIG_FILE)
+        try:
+            config_of(load_object(data, path), path)
+        except StoreFormatError as exc:
+            return f"newer store format {exc.found}"
+        except (ConfigError, CorruptFileError) as exc:
+            return str(exc).removeprefix(f"{path}: ")
+        return ""
 
     @staticmethod
     def note_op(data: bytes) -> str:

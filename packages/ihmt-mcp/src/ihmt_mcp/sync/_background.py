@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ihmt_mcp.sync._driver import Sync
 from ihmt_mcp.sync._records import SyncReport
-from ihmt_mcp.sync._status import is_synced
+from ihmt_mcp.sync._status import MAX_PERIOD_S, is_synced
 
 if TYPE_CHECKING:
     from ihmt_mcp._parts import MemoryParts
@@ -33,8 +33,8 @@ class BackgroundSync:
     def __init__(
         self, open_memory: Callable[[], MemoryParts], period: float, *, folder: Path | None = None
     ) -> None:
-        if period <= 0:
-            raise ValueError("the sync period must be positive")
+        if not 0 < period <= MAX_PERIOD_S:
+            raise ValueError("the sync period must be positive and at most 24h")
         self._open_memory = open_memory
         self.period = period
         self.folder = folder

@@ -112,6 +112,9 @@ class Clone:
         self._git: Git | None = None
         self._remote_lock: str | None = None
         """The lock file the remote named when it last refused a push."""
+        self.warnings: list[str] = []
+        """What the steps skipped or kept, one line each, for the report
+        (:meth:`_warn`)."""
 
     @property
     def git(self) -> Git:
@@ -173,6 +176,12 @@ class Clone:
                 lines += "\n"
             attributes.write_text(lines + LEAF_MERGE_ATTRIBUTE + "\n", encoding="utf-8")
 
+    def _warn(self, message: str) -> None:
+        """Say one thing the sync skipped or kept: logged, and in the report."""
+        logger.warning("%s", message)
+        if message not in self.warnings:
+            self.warnings.append(message)
+
     # ------------------------------------------------------------------ bookkeeping
     def _state(self) -> dict[str, Any]:
         try:
@@ -197,8 +206,12 @@ class Clone:
         self.git.run("config", "user.email", f"ihmt@{self.host}")
 
     def _forgotten(self, leaf_id: str) -> bool:
-        """Whether a tombstone of ``leaf_id`` is in the working tree."""
-        return (self.folder / ReplicaFile.tombstone_path(leaf_id)).is_file()
+        """Whether a tombstone of ``leaf_id`` is in the working tree (never, for a name
+        that cannot be a memory id: a file another clone named so is no memory)."""
+        try:
+            return (self.folder / ReplicaFile.tombstone_path(leaf_id)).is_file()
+        except ValueError:
+            return False
 
     def _wait_for_git(self) -> bool:
         """Wait (at most ``GIT_WAIT_S``) until no git works in the store folder; whether

@@ -8,6 +8,7 @@ corrected, forgotten (``ihmt sync on laptop: 3 saved, 1 corrected``).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from ihmt_store import ReplicaFile, Store
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Commit", "commit_into", "untrack_derived"]
+__all__ = ["Commit", "commit_into", "describe_counts", "sent_counts", "untrack_derived"]
 
 
 @dataclass
@@ -50,6 +51,7 @@ def commit_into(clone: Clone, info: Commit) -> None:
         return
     lost = keep_unforgotten_leaves(clone, ours)
     stage = [path for x, y, path in ours if path not in lost and (y != " " or x == "?")]
+    stage = without_secrets(clone, stage)
     if stage:
         git.run(
             "add",
@@ -66,14 +68,14 @@ def commit_into(clone: Clone, info: Commit) -> None:
         return
     counts = count_changes(clone, pairs)
     info.counts = {k: info.counts.get(k, 0) + v for k, v in counts.items()}
-    message = f"ihmt sync on {clone.host}: {_describe_counts(counts)}"
+    message = f"ihmt sync on {clone.host}: {describe_counts(counts)}"
     clone._identity()
     parent = git.rev("HEAD")
     git.run("commit", "--quiet", "--no-verify", "-m", message)
     sha = git.rev("HEAD")
     first = not info.sha
     info.sha = sha
-    info.message = message if first else f"{info.message}; {_describe_counts(counts)}"
+    info.message = message if first else f"{info.message}; {describe_counts(counts)}"
     # The derived state already holds what this machine wrote: when it was in step
     # with the parent, it is in step with this commit. (When it lags, the lag stays
     # recorded and the next refresh covers it.)
@@ -115,6 +117,44 @@ def untrack_derived(clone: Clone) -> None:
         )
 
 
+def without_secrets(clone: Clone, stage: list[str]) -> list[str]:
+    """``stage`` less the leaf files that hold what looks like a secret (written there
+    by hand: ``save`` refuses them), which stay on disk, unsent, each said once per
+    sync. A new folder git names whole is looked into."""
+    from ihmt_mcp._withheld import secret_in
+
+    kept: list[str] = []
+    held = False
+    for path in stage:
+        whole = path.startswith("layer0/") and path.endswith("/")
+        for rel in _files_under(clone.folder, path) if whole else [path]:
+            what = ""
+            if ReplicaFile.of(rel).kind == "leaf":
+                try:
+                    data = (clone.folder / rel).read_bytes()
+                except OSError:
+                    data = b""
+                what = secret_in(ReplicaFile.text(data).decode("utf-8", "replace"))
+            if what:
+                held = True
+                clone._warn(
+                    f"{rel} holds what looks like {what}: not sent, and searches do not "
+                    "show that line; remove the secret from the file"
+                )
+            else:
+                kept.append(rel)
+    return kept if held else stage
+
+
+def _files_under(folder: Path, rel: str) -> list[str]:
+    """The files under the store folder's ``rel`` (a folder git lists whole), relative."""
+    found: list[str] = []
+    for sub, _dirs, files in os.walk(folder / rel):
+        for name in files:
+            found.append((Path(sub) / name).relative_to(folder).as_posix())
+    return sorted(found) or [rel]
+
+
 def keep_unforgotten_leaves(clone: Clone, changes: Sequence[tuple[str, str, str]]) -> set[str]:
     """A leaf file deleted without a tombstone was deleted by hand, not forgotten:
     its deletion is never replicated. The file comes back from the last commit; the
@@ -138,6 +178,16 @@ def keep_unforgotten_leaves(clone: Clone, changes: Sequence[tuple[str, str, str]
         len(lost),
     )
     return lost
+
+
+def sent_counts(clone: Clone, base: str, head: str) -> dict[str, int]:
+    """What ``head`` holds that ``base`` (the remote's branch before a push) did not,
+    counted as a commit message counts it."""
+    if not head or base == head:
+        return {}
+    done = clone.git.run("diff", "--name-status", "--no-renames", "-z", base, head, check=False)
+    parts = [p for p in done.stdout.split("\0") if p] if done.returncode == 0 else []
+    return count_changes(clone, zip(parts[0::2], parts[1::2], strict=False))
 
 
 def count_changes(clone: Clone, pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
@@ -177,7 +227,7 @@ def _note_kind(path: Path) -> str:
 _COUNT_ORDER = ("saved", "corrected", "restored", "annotated", "forgotten", "edited", "settings")
 
 
-def _describe_counts(counts: dict[str, int]) -> str:
+def describe_counts(counts: dict[str, int]) -> str:
     words = {"settings": "settings changed", "setup": "set up"}
     parts = [
         f"{counts[k]} {words.get(k, k)}" if k not in words else words[k]

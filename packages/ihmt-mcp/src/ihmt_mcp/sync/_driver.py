@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Literal
 
 from ihmt_mcp.sync._clone import DEFAULT_BRANCH, REMOTE, Clone
-from ihmt_mcp.sync._commit import Commit, commit_into, untrack_derived
+from ihmt_mcp.sync._commit import (
+    Commit,
+    commit_into,
+    describe_counts,
+    sent_counts,
+    untrack_derived,
+)
+from ihmt_mcp.sync._config_fix import take_remote_config
 from ihmt_mcp.sync._hand_edits import settle_leaf_merges
 from ihmt_mcp.sync._merge import merge
 from ihmt_mcp.sync._purge import follow_purges, purge_history
@@ -91,6 +98,7 @@ class Sync(Clone):
                 f"the purge of {pending} has not reached the remote yet, and a sync now "
                 f"would bring its history back; finish it with 'ihmt sync --purge {pending}'",
             )
+        self.warnings = []
         with self.store.locked():
             self._configure()
             self._recover()
@@ -121,6 +129,7 @@ class Sync(Clone):
                 if self._merge(branch) is not None and self._settle_leaf_merges():
                     self._commit_into(commit_info)  # the versions kept, sent with it
             pulled = pulled.merged(self._catch_up())
+            sent_from = self.git.rev(f"refs/remotes/{REMOTE}/{branch}")
             if self._push(branch):
                 pushed = True
                 break
@@ -143,18 +152,35 @@ class Sync(Clone):
             logger.info("push rejected; pulling again (attempt %d)", retries + 1)
         head = self.git.rev("HEAD")
         self._save_state(last_sync=now_timestamp(), pushed=head)
+        # What the remote did not have: this sync's commit, and any a failed sync left.
+        sent = sent_counts(self, sent_from, head) if sent_from else commit_info.counts
         return SyncReport(
             commit=commit_info.sha,
             message=commit_info.message,
-            saved=commit_info.counts.get("saved", 0),
-            corrected=commit_info.counts.get("corrected", 0),
-            forgotten=commit_info.counts.get("forgotten", 0),
+            saved=sent.get("saved", 0),
+            corrected=sent.get("corrected", 0),
+            forgotten=sent.get("forgotten", 0),
+            sent=describe_counts(sent) if sent else "",
             pulled=pulled,
             pushed=pushed,
             retries=retries,
             head=head,
             followed_purges=tuple(followed),
+            warnings=tuple(self.warnings),
         )
+
+    @staticmethod
+    def take_remote_config(folder: Path, *, host: str | None = None) -> str:
+        """When the clone at ``folder`` has a committed ``ihmt.config.json`` no command can
+        read (so the store cannot open), take the remote's valid one, with git alone, so
+        that a sync can run again; one line saying what was done ("" when the config
+        is valid).
+
+        Raises:
+            SyncError: ``bad_config`` when it was changed here by hand (never
+                overwritten) or the remote's is not valid either; ``unreachable``.
+        """
+        return take_remote_config(folder, host=host)
 
     # ------------------------------------------------------------------ the steps
     def _recover(self) -> None:

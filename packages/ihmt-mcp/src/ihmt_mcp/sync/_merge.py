@@ -14,6 +14,7 @@ import subprocess
 from ihmt_mcp.sync._clone import REMOTE, Clone
 from ihmt_mcp.sync._git import first_line
 from ihmt_mcp.sync._hand_edits import settle_leaf_merges
+from ihmt_mcp.sync._purge import is_memory_id
 from ihmt_mcp.sync._records import SyncError
 from ihmt_store import ReplicaFile
 
@@ -37,7 +38,9 @@ def merge(clone: Clone, branch: str) -> tuple[str, str] | None:
         return None  # nothing the remote has that this branch has not
     if clone._state().get("refreshed") is None:
         clone._save_state(refreshed=before)
-    if before and base == before and fast_forward(clone, before, target):
+    config = remote_config_problem(clone, before, target)
+    if before and base == before and not config and fast_forward(clone, before, target):
+        after_merge(clone, before)
         return before, target
     # No rename detection, of files or folders: it pairs unrelated note files, it
     # "moves" a leaf saved here into another domain's folder when the other machine
@@ -71,14 +74,99 @@ def merge(clone: Clone, branch: str) -> tuple[str, str] | None:
         # Joining a memory made elsewhere: on the few files both sides created (the
         # config), the memory already on the remote wins.
         args += ["--allow-unrelated-histories", "-X", "theirs"]
+    if config:
+        # Everything else is merged; the merge commit keeps this machine's config.
+        args += ["--no-ff", "--no-commit"]
     clone._identity()
     clone._save_state(merging={"before": before, "upstream": target})
     done = git.run(*args, "-m", f"ihmt sync on {clone.host}: merge", upstream, check=False)
     if done.returncode != 0 and not settle_conflicts(clone):
         clone._save_state(merging=None)
         abort_merge(clone, done)
-    clone._save_state(merging=None)
+    if config:
+        git.run("checkout", before, "--", CONFIG)
+        if (clone.folder / ".git" / "MERGE_HEAD").exists():
+            git.run("commit", "--quiet", "--no-edit", "--no-verify")
+        elif not git.ok("diff", "--cached", "--quiet"):  # committed by settle_conflicts
+            message = f"ihmt sync on {clone.host}: kept this machine's settings"
+            git.run("commit", "--quiet", "--no-verify", "-m", message)
+        clone._warn(
+            f"the remote's {CONFIG} is not valid ({config}): this machine's was kept, and "
+            "the next push sends it"
+        )
+    after_merge(clone, before)
     return before, git.rev("HEAD")
+
+
+CONFIG = "ihmt.config.json"
+
+
+def remote_config_problem(clone: Clone, before: str, target: str) -> str:
+    """Why the fetched branch's config cannot be this store's ('' when it can, or when
+    it is this branch's own). A newer format is refused outright: nothing is merged."""
+    git = clone.git
+    theirs = git.run("rev-parse", "-q", "--verify", f"{target}:{CONFIG}", check=False)
+    ours = git.run("rev-parse", "-q", "--verify", f"{before}:{CONFIG}", check=False)
+    if not before or theirs.returncode != 0 or theirs.stdout == ours.stdout:
+        return ""
+    problem = ReplicaFile.config_problem(git.blob(theirs.stdout.strip()))
+    if problem.startswith("newer"):
+        raise SyncError(
+            "newer_format",
+            f"the remote's memory was written by a newer IHMT ({problem}); nothing was "
+            "merged and this machine's memory is as it was: upgrade ihmt here, then run "
+            "'ihmt sync' again",
+        )
+    return problem
+
+
+def after_merge(clone: Clone, before: str) -> None:
+    """What follows a merge that moved HEAD from ``before``, in its locked step (and
+    in the recovery's, when a sync was killed between them): a memory the other side
+    deleted without a tombstone is put back."""
+    keep_deleted_leaves(clone, before)
+    clone._save_state(merging=None)
+
+
+def keep_deleted_leaves(clone: Clone, before: str) -> list[str]:
+    """Only a tombstone deletes a leaf (FORMAT.md): a leaf file another machine deleted
+    by hand (``git rm``, no forget) comes back from ``before`` in a commit of its own,
+    which the push sends back. The ids kept."""
+    git = clone.git
+    head = git.rev("HEAD")
+    if not before or not head or head == before:
+        return []
+    deleted = git.paths(
+        "diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", before, head
+    )
+    lost: dict[str, str] = {}
+    for path in deleted:
+        what = ReplicaFile.of(path)
+        if what.kind != "leaf" or not is_memory_id(what.leaf_id):
+            continue
+        if clone._forgotten(what.leaf_id):
+            continue
+        moved = git.paths("ls-files", "-z", "--", f"layer0/*/{what.leaf_id}.txt")
+        if not moved:  # not moved to another folder: deleted
+            lost[path] = what.leaf_id
+    if not lost:
+        return []
+    git.run("checkout", before, "--", *sorted(lost))
+    clone._identity()
+    git.run(
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        f"ihmt sync on {clone.host}: {len(lost)} kept (deleted elsewhere without a forget)",
+    )
+    kept = sorted(lost.values())
+    shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+    clone._warn(
+        f"another machine deleted {shown} without 'ihmt forget' (no tombstone): kept here "
+        "and sent back; 'ihmt forget ID' deletes a memory everywhere"
+    )
+    return kept
 
 
 def fast_forward(clone: Clone, before: str, target: str) -> bool:
@@ -97,8 +185,7 @@ def fast_forward(clone: Clone, before: str, target: str) -> bool:
         return False
     message = f"ihmt sync on {clone.host}: fast-forward"
     git.run("update-ref", "-m", message, "HEAD", target, before)
-    clone._save_state(merging=None)
-    return True
+    return True  # the caller clears ``merging`` (:func:`after_merge`)
 
 
 def settle_conflicts(clone: Clone) -> bool:

@@ -4,7 +4,6 @@ other clone following that rewrite on its next sync (``.ihmt-purged``)."""
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 
 from ihmt_mcp.sync._clone import PURGED_FILE, REMOTE, Clone
@@ -84,6 +83,15 @@ def purge_history(clone: Clone, leaf_id: str, branch: str) -> PurgeReport:
     )
 
 
+def is_memory_id(text: str) -> bool:
+    """Whether ``text`` can name a memory (a purge record names nothing else)."""
+    try:
+        ReplicaFile.memory_globs(text)
+    except ValueError:
+        return False
+    return True
+
+
 def purged_here(clone: Clone) -> list[str]:
     purged = clone._state().get("purged")
     return [str(p) for p in purged] if isinstance(purged, list) else []
@@ -129,8 +137,19 @@ def follow_purges(clone: Clone, branch: str) -> list[str]:
     if listed.returncode != 0:
         return []
     done = set(purged_here(clone))
-    todo = [i for i in listed.stdout.split() if i not in done and re.fullmatch(r"[\w.-]+", i)]
+    todo = [i for i in dict.fromkeys(listed.stdout.split()) if i not in done]
+    bad = [i for i in todo if not is_memory_id(i)]
+    if bad:
+        # Said once: recorded as followed below, so no later sync says it again.
+        shown = ", ".join(repr(i[:40]) for i in bad[:3]) + (" …" if len(bad) > 3 else "")
+        clone._warn(
+            f"{PURGED_FILE} on the remote lists {shown}, not a memory id: skipped (the "
+            "other ids it lists were followed)"
+        )
+        todo = [i for i in todo if i not in bad]
     if not todo:
+        if bad:
+            clone._save_state(purged=sorted(done | set(bad)))
         return []
     # A memory saved again since its purge (same text, same id: no tombstone any
     # more) is live: its history is not rewritten away from under it.
@@ -147,6 +166,6 @@ def follow_purges(clone: Clone, branch: str) -> list[str]:
         # which the tombstones remove from the derived state).
         if in_step:
             clone._save_state(refreshed=git.rev("HEAD"))
-    clone._save_state(purged=sorted(done | set(todo)))
+    clone._save_state(purged=sorted(done | set(todo) | set(bad)))
     logger.info("followed the purge of %d memory(ies)", len(gone))
     return gone

@@ -32,6 +32,8 @@ SyncFailure = Literal[
     "not_forgotten",
     "timeout",
     "git_failed",
+    "newer_format",
+    "bad_config",
 ]
 """Why a sync stopped: the ``reason`` of a :class:`SyncError`."""
 
@@ -169,6 +171,12 @@ class SyncReport:
     head: str = ""
     followed_purges: tuple[str, ...] = ()
     """Ids whose history another machine purged, and this clone rewrote too."""
+    warnings: tuple[str, ...] = ()
+    """What the sync skipped or kept, one line each: a pulled file it could not use, a
+    memory another machine deleted without a forget, a memory holding a secret."""
+    sent: str = ""
+    """What the push sent, counted from the files the remote did not have (``3 saved,
+    1 corrected``; commits a failed sync left are counted too); "" when nothing."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -182,10 +190,14 @@ class SyncReport:
             "retries": self.retries,
             "head": self.head,
             "followed_purges": list(self.followed_purges),
+            "warnings": list(self.warnings),
         }
 
     def render(self) -> str:
-        sent = self.message.split(": ", 1)[1] if ": " in self.message else "nothing to send"
+        """One line; the warnings are not in it (``ihmt sync`` prints them on stderr)."""
+        sent = self.sent or (
+            self.message.split(": ", 1)[1] if ": " in self.message else "nothing to send"
+        )
         out = f"Synced: sent {sent}; received {self.pulled.describe()}"
         if self.followed_purges:
             out += f"; followed the purge of {', '.join(self.followed_purges)}"

@@ -12,6 +12,7 @@ import logging
 from ihmt_mcp.sync._clone import Clone
 from ihmt_mcp.sync._git import blob_ids, git_locks
 from ihmt_mcp.sync._hand_edits import settle_leaf_merges
+from ihmt_mcp.sync._merge import after_merge
 from ihmt_mcp.sync._records import SyncError
 from ihmt_mcp.sync._refresh import catch_up
 
@@ -51,13 +52,15 @@ def recover(clone: Clone) -> None:
     merging = state.get("merging")
     if isinstance(merging, dict):
         upstream = str(merging.get("upstream", ""))
-        if head == merging.get("before"):
+        before = str(merging.get("before") or "")
+        if head == before:
             if merging.get("fast_forward") and index_holds(clone, upstream):
                 # Killed between the fast-forward's two steps: finish it.
                 clone.git.run("update-ref", "HEAD", upstream, head)
             else:
                 repair_torn_files(clone, head, upstream)
-        clone._save_state(merging=None)
+        # Killed after the merge moved HEAD: what follows it in its step, now.
+        after_merge(clone, before)
     # Killed between a merge (or a clone's checkout) and its refresh: the pulled
     # files are on disk, the derived state does not know them yet.
     catch_up(clone)

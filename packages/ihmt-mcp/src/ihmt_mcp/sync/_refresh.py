@@ -14,6 +14,9 @@ __all__ = ["APPLY_SLICE", "apply_since", "catch_up"]
 
 APPLY_SLICE = 2000
 """Pulled paths refreshed per hold of the store lock."""
+MAX_PROBLEMS_SAID = 5
+"""Pulled files a sync names among the ones it could not use as they are (the rest are
+counted)."""
 
 
 def catch_up(clone: Clone) -> PulledChanges:
@@ -44,18 +47,35 @@ def apply_since(clone: Clone, before: str, head: str) -> PulledChanges:
         paths = git.paths("ls-tree", "-r", "--name-only", "-z", head)
     changed = [p for p in paths if replicated(p)]
     pulled = PulledChanges()
+    problems: list[str] = []
     # In slices, each under the lock: a large pull never keeps an agent's save
     # waiting for more than one slice. Should the process die midway, the refreshed
     # commit is still ``before`` and the next sync applies the whole span again.
     for start in range(0, len(changed), APPLY_SLICE):
         with clone.store.locked():
             applied = clone.memory.apply_pulled(changed[start : start + APPLY_SLICE])
+        problems += [f"{p.path}: {p.reason}" for p in applied.problems]
         pulled = pulled.merged(
             PulledChanges(
                 added=tuple(applied.added),
                 annotated=tuple(applied.annotated),
                 removed=tuple(applied.removed),
             )
+        )
+    if pulled.added:
+        from ihmt_mcp._withheld import secret_leaves
+
+        for leaf_id, path, what in secret_leaves(clone.store, pulled.added):
+            clone._warn(
+                f"pulled {leaf_id} ({path}) holds what looks like {what}: searches do not "
+                "show that line; remove the secret from the file on every machine"
+            )
+    for problem in problems[:MAX_PROBLEMS_SAID]:
+        clone._warn(f"pulled {problem}")
+    if len(problems) > MAX_PROBLEMS_SAID:
+        clone._warn(
+            f"and {len(problems) - MAX_PROBLEMS_SAID} more pulled file(s) not used as they "
+            "are ('ihmt rebuild' lists them all)"
         )
     clone._save_state(refreshed=head, merging=None)
     logger.info("refreshed %d pulled path(s): %s", len(changed), pulled.describe())

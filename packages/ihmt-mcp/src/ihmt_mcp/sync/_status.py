@@ -15,6 +15,7 @@ from ihmt_store import Store
 
 __all__ = [
     "EVERY_KEY",
+    "MAX_PERIOD_S",
     "background_period",
     "changed_files",
     "is_synced",
@@ -23,6 +24,9 @@ __all__ = [
     "status",
 ]
 
+MAX_PERIOD_S = 24 * 3600.0
+"""The longest background period: a day (a server is rarely up longer between syncs;
+a longer wait is what ``--every off`` and a manual ``ihmt sync`` are for)."""
 EVERY_KEY = "ihmt.every"
 """The clone's git config key ``ihmt sync --every`` writes."""
 
@@ -113,12 +117,17 @@ def parse_period(text: str) -> float | None:
     value = text.strip().lower()
     if value in ("", "0", "off", "no", "false", "never"):
         return None
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smh]?)", value)
+    shown = repr(text) if len(text) <= 40 else repr(text[:39] + "…")
+    match = re.fullmatch(r"(\d{1,12}(?:\.\d{1,6})?)\s*([smh]?)", value)
     if match is None:
-        raise ValueError(f"{text!r} is not a period; use e.g. 10m, 30s or 1h")
+        if re.fullmatch(r"\d+(?:\.\d+)?\s*[smh]?", value):
+            raise ValueError(f"{shown} is too long a sync period; use at most 24h")
+        raise ValueError(f"{shown} is not a period; use e.g. 10m, 30s or 1h")
     seconds = float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
     if seconds < 1:
-        raise ValueError(f"{text!r} is too short a sync period; use 1s or more (10m is usual)")
+        raise ValueError(f"{shown} is too short a sync period; use 1s or more (10m is usual)")
+    if seconds > MAX_PERIOD_S:
+        raise ValueError(f"{shown} is too long a sync period; use at most 24h")
     return seconds
 
 

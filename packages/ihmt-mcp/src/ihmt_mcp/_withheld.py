@@ -1,0 +1,97 @@
+"""Secrets in memories that ``save`` never saw: a leaf edited by hand, or pulled from
+another machine. ``save`` refuses a secret (:func:`ihmt_mcp._secrets.find_secrets`); a
+file written around it is kept as it is (never deleted, never rewritten), but its secret
+is not served by a search, not sent by a sync, and ``ihmt doctor`` lists it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ihmt_mcp._secrets import find_secrets
+from ihmt_store import Leaf, Store, StoreError
+
+if TYPE_CHECKING:
+    from ihmt_navigator import SearchResult
+
+__all__ = ["WITHHELD", "secret_in", "secret_leaves", "withhold_secrets"]
+
+WITHHELD = "[line withheld: it holds what looks like {kind}; remove it from the memory's file]"
+"""What a search serves in place of a line that holds a secret."""
+
+SCAN_BATCH = 500
+"""Leaves read per batch by :func:`secret_leaves`."""
+
+
+def secret_in(text: str) -> str:
+    """What secret ``text`` seems to hold, and where (``an AWS access key, line 3``), or
+    "" when none."""
+    found = find_secrets(text)
+    if not found:
+        return ""
+    return f"{found[0].kind}, line {found[0].line}"
+
+
+def _withhold(text: str) -> str:
+    found = find_secrets(text) if text else ()
+    if not found:
+        return text
+    lines = text.split("\n")
+    for finding in found:
+        if 0 < finding.line <= len(lines):
+            lines[finding.line - 1] = WITHHELD.format(kind=finding.kind)
+    return "\n".join(lines)
+
+
+def withhold_secrets(result: SearchResult) -> SearchResult:
+    """``result`` with every line that holds a secret replaced by a notice, in its
+    rendered text and in each hit (ranking and verdict untouched). One scan of the
+    whole answer when it holds none (nearly always)."""
+    hits = result.results
+    every = "\n".join([result.compact, *(f"{h.content}\n{h.excerpt}\n{h.title}" for h in hits)])
+    if not find_secrets(every):
+        return result
+    withheld = tuple(
+        replace(
+            hit,
+            content=_withhold(hit.content),
+            excerpt=_withhold(hit.excerpt),
+            title=_withhold(hit.title),
+            passage=(
+                None
+                if hit.passage is None
+                else replace(hit.passage, text=_withhold(hit.passage.text))
+            ),
+        )
+        for hit in hits
+    )
+    return replace(result, compact=_withhold(result.compact), results=withheld)
+
+
+def secret_leaves(store: Store, ids: Iterable[str] | None = None) -> Iterator[tuple[str, str, str]]:
+    """``(id, path, what)`` of each leaf among ``ids`` (every leaf when None) whose text
+    holds what looks like a secret."""
+    wanted = list(ids) if ids is not None else [entry.id for entry in store.iter_entries("leaf")]
+    for start in range(0, len(wanted), SCAN_BATCH):
+        entries = store.entries(wanted[start : start + SCAN_BATCH])
+        for leaf in _readable(store, list(entries)):
+            what = secret_in(leaf.text)
+            if what:
+                entry = entries.get(leaf.leaf_id)
+                yield leaf.leaf_id, entry.path if entry is not None else "", what
+
+
+def _readable(store: Store, ids: list[str]) -> list[Leaf]:
+    """The leaves of ``ids`` that can be read (a file gone or damaged meanwhile is
+    skipped: ``doctor`` and ``rebuild`` report those)."""
+    try:
+        return store.read_leaves(ids)
+    except (StoreError, OSError):
+        leaves = []
+        for leaf_id in ids:
+            try:
+                leaves.append(store.read_leaf(leaf_id))
+            except (StoreError, OSError):
+                continue
+        return leaves
