@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -332,3 +333,25 @@ def test_a_pulled_tree_of_arbitrary_files_never_crashes_the_sync_nor_loses_a_mem
         assert json.loads((a.store.path / "ihmt.config.json").read_text())
     finally:
         a.close()
+
+
+def test_a_huge_ihmt_sync_every_is_said_once_and_the_server_serves(
+    machine: Callable[[str], Memory],
+    remote: Path,
+    tmp_path: Path,
+    run_server: Callable[..., None],
+    call: Callable[..., Any],
+) -> None:
+    home = tmp_path / "home"
+    served = Memory.init(home / "ihmt_memory", semantic="off")
+    Sync(served).init(str(remote))
+    served.close()
+
+    async def body(session: Any) -> None:
+        error, _ = await call(session, "save_memory", content="The build farm has 12 runners.")
+        assert not error
+
+    run_server(body, home=home, env={"IHMT_SEMANTIC": "off", "IHMT_SYNC_EVERY": "9" * 400 + "h"})
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log and "OverflowError" not in log
+    assert "too long a sync period" in log
