@@ -56,7 +56,7 @@ bench: sync
 	$(RUN) python tools/bench/scale.py
 	$(RUN) python tools/bench/realistic.py
 	$(RUN) python tools/bench/ingest.py
-	$(RUN) python tools/bench/secrets.py
+	$(RUN) python tools/bench/secret_formats.py
 
 demo: sync
 	$(RUN) ihmt demo

@@ -1,6 +1,6 @@
 """The secret filter over a generated corpus: secret formats to refuse, sentences to keep.
 
-    python tools/bench/secrets.py [--seed 27] [--out tools/bench/results/secrets.json]
+    python tools/bench/secret_formats.py [--seed 27] [--out tools/bench/results/secrets.json]
 
 Every secret here is made up in code from a seeded random generator, in the shape its
 issuer uses (prefix, alphabet, length, checksum-free): no real credential, and no
