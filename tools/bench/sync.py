@@ -93,7 +93,7 @@ def leaves_for(start: int, count: int, tag: str) -> list[Leaf]:
             Leaf(
                 leaf_id=leaf_id_for(domain=domain, source="agent", position=n, text=text),
                 text=text,
-                timestamp=f"2026-{1 + n % 12:02}-{1 + n % 28:02}T10:00:00Z",
+                timestamp=f"2025-{1 + n % 12:02}-{1 + n % 28:02}T10:00:00Z",
                 domain=domain,
                 source="agent",
                 project=f"p{n % 97}",

@@ -26,5 +26,6 @@ def test_ingest_benchmark_prints_its_table_and_loses_no_entry(tmp_path: Path) ->
     assert set(runs) == {"4 files", "one file"}
     for run in runs.values():
         assert run["entries"] == 200 and run["lost"] == 0 and run["skipped"] == 0
-        assert 0 < run["memories"] <= 200
+        # One memory per entry (a day's entries are not packed), and each file's heading.
+        assert 200 <= run["memories"] <= 200 + 4
         assert run["entries_per_s"] > 0 and run["disk_files_per_s"] > 0

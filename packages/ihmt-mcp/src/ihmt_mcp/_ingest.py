@@ -278,18 +278,23 @@ class _Reader:
                 skipped.append((name, "only front matter"))
                 return []
             proj = proj if note.project is None else note.project
-        leaves = chunked_leaves(
-            self.config,
-            body,
-            name if full is not None else None,
-            doc_type=self.options.doc_type,
-            domain=self.options.domain,
-            source=name,
-            id_source=f"{name}:{proj}",
-            tags=(*self.options.tags, *note.tags),
-            project=proj,
-            default_time=note.timestamp or stamp,
-        )[1]
+        try:
+            leaves = chunked_leaves(
+                self.config,
+                body,
+                name if full is not None else None,
+                doc_type=self.options.doc_type,
+                domain=self.options.domain,
+                source=name,
+                id_source=f"{name}:{proj}",
+                tags=(*self.options.tags, *note.tags),
+                project=proj,
+                default_time=note.timestamp or stamp,
+            )[1]
+        except BinaryContentError:
+            # Text around front matter, but the body under it is binary data.
+            skipped.append((name, "binary"))
+            return []
         if note.title and leaves:
             leaves[0] = replace(leaves[0], extra={**leaves[0].extra, "title": note.title})
         return leaves

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ihmt_mcp._secrets import find_secrets
-from ihmt_store import Leaf, Store, StoreError
+from ihmt_store import MAX_LEAF_BYTES, Store
 
 if TYPE_CHECKING:
     from ihmt_navigator import SearchResult
@@ -70,28 +71,26 @@ def withhold_secrets(result: SearchResult) -> SearchResult:
 
 
 def secret_leaves(store: Store, ids: Iterable[str] | None = None) -> Iterator[tuple[str, str, str]]:
-    """``(id, path, what)`` of each leaf among ``ids`` (every leaf when None) whose text
-    holds what looks like a secret."""
+    """``(id, path, what)`` of each leaf among ``ids`` (every leaf when None) whose file
+    holds what looks like a secret. The files are read as bytes, as they are on disk: a
+    hand edit is reported by ``doctor`` and adopted by the next search, not by this scan
+    (a link, a file gone or over :data:`MAX_LEAF_BYTES` is skipped: ``doctor`` and
+    ``rebuild`` report those)."""
     wanted = list(ids) if ids is not None else [entry.id for entry in store.iter_entries("leaf")]
     for start in range(0, len(wanted), SCAN_BATCH):
         entries = store.entries(wanted[start : start + SCAN_BATCH])
-        for leaf in _readable(store, list(entries)):
-            what = secret_in(leaf.text)
+        for leaf_id, entry in entries.items():
+            text = _file_text(store.path / entry.path)
+            what = secret_in(text) if text else ""
             if what:
-                entry = entries.get(leaf.leaf_id)
-                yield leaf.leaf_id, entry.path if entry is not None else "", what
+                yield leaf_id, entry.path, what
 
 
-def _readable(store: Store, ids: list[str]) -> list[Leaf]:
-    """The leaves of ``ids`` that can be read (a file gone or damaged meanwhile is
-    skipped: ``doctor`` and ``rebuild`` report those)."""
+def _file_text(path: Path) -> str:
+    """A leaf file's text as on disk, or "" when it is a link, gone or too big to read."""
     try:
-        return store.read_leaves(ids)
-    except (StoreError, OSError):
-        leaves = []
-        for leaf_id in ids:
-            try:
-                leaves.append(store.read_leaf(leaf_id))
-            except (StoreError, OSError):
-                continue
-        return leaves
+        if path.is_symlink() or path.stat().st_size > MAX_LEAF_BYTES:
+            return ""
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
