@@ -468,3 +468,26 @@ def test_labelled_sentences_give_the_same_facts_with_and_without_gates(
     gated = extract(text, project=project, tags=tags)
     monkeypatch.setattr(patterns, "_candidates", lambda rules, _text: list(rules))
     assert extract(text, project=project, tags=tags) == gated
+
+
+def test_a_service_of_the_one_host_a_text_names_is_that_hosts() -> None:
+    found = extract(
+        "Environment: host cache-dove-20 runs FreeBSD 14 with .NET 8; SSH listens on port 28167."
+    )
+    assert {(e.subject, e.attribute, e.value) for e in found} == {
+        ("host:cache-dove-20", "os", "FreeBSD 14"),
+        ("host:cache-dove-20", "ssh port", "28167"),
+    }
+
+
+def test_a_bare_service_stays_its_own_subject_when_no_host_is_named() -> None:
+    found = extract("Postgres listens on port 5432.")
+    assert [(e.subject, e.attribute, e.value) for e in found] == [("host:postgres", "port", "5432")]
+
+
+def test_two_hosts_in_one_text_leave_a_bare_service_to_neither() -> None:
+    found = extract(
+        "Host web-1 runs Ubuntu 22.04. Host web-2 runs Debian 12. SSH listens on port 22."
+    )
+    assert {e.subject for e in found} == {"host:web-1", "host:web-2"}
+    assert all(e.attribute == "os" for e in found)

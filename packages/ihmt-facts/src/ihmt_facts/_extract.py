@@ -376,6 +376,46 @@ def extract(
                         continue
                     claimed.append((start, end))
                     keep(extraction)
+    return _anchored(out)
+
+
+def _host_name(subject: str) -> str | None:
+    """The host a ``host:`` subject names (without its project), else None."""
+    kind, _, name = subject.partition(":")
+    return name.rpartition("/")[2] if kind == "host" else None
+
+
+def _is_named(host: str) -> bool:
+    """A host name that names one machine ("cache-dove-20", "web-1.example.org"), not a
+    word that any machine has ("ssh", "nginx")."""
+    return any(ch.isdigit() or ch in ".-_" for ch in host)
+
+
+def _anchored(found: list[Extraction]) -> tuple[Extraction, ...]:
+    """A text's facts with every subject the thing it names: "host cache-dove-20 runs
+    FreeBSD; SSH listens on port 28167" states cache-dove-20's SSH port, not a port of a
+    host called "ssh" that every such text would share. When the text names exactly one
+    machine, a fact about a bare word ("ssh", "redis") becomes that machine's (attribute
+    "ssh port"); when it names several, which one is meant is unknown, and the fact is
+    left out rather than given to all of them."""
+    named = {
+        e.subject for e in found if (host := _host_name(e.subject)) is not None and _is_named(host)
+    }
+    out: list[Extraction] = []
+    for e in found:
+        host = _host_name(e.subject)
+        if host is None or _is_named(host) or not named:
+            out.append(e)
+        elif len(named) == 1:
+            try:
+                attribute = normalize_attribute(f"{host} {e.attribute}")
+            except InvalidFactError:
+                continue
+            moved = Extraction(
+                subject=next(iter(named)), attribute=attribute, value=e.value, pattern=e.pattern
+            )
+            if moved not in out:
+                out.append(moved)
     return tuple(out)
 
 
