@@ -409,3 +409,78 @@ def test_a_date_is_not_the_phone_number_asked_for(make_store: Callable[..., Stor
     result = Navigator(store).search("What's Maren's phone number?")
     assert result.status == "not_found"
     assert "phone number" in result.compact
+
+
+def test_a_memory_holding_the_value_asked_for_answers_though_it_lacks_the_word(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    printer = _put(store, "The office printer is a Brother HL-L2350DW on 10.0.4.17.")
+    nav = Navigator(store)
+    for question in ("what's the printer's IP?", "What is the IP of the office printer?"):
+        result = nav.search(question)
+        assert result.status == "found", (question, result.compact)
+        assert result.best is not None and result.best.id == printer
+    # The value alone answers nothing: the question must be about the memory's subject.
+    assert nav.search("What is the IP of the staging database?").status == "not_found"
+
+
+def test_the_value_asked_for_is_found_in_a_memory_ranked_below_the_first(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _put(store, "The Grafana dashboard for the billing team lives in the ops folder.")
+    holder = _put(store, "Grafana for billing: https://grafana.internal/d/billing")
+    result = Navigator(store).search("What is the URL of the billing Grafana dashboard?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == holder
+
+
+def test_a_host_name_the_question_names_is_never_a_stray_match(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(5):
+        _put(store, f"Environment: host edge-{n}x runs Ubuntu 22.04; nightly backups at 0{n}:00.")
+    host = _put(store, "Environment: host cache-dove-20 runs FreeBSD 14 with .NET 8.")
+    result = Navigator(store).search("What operating system is installed on cache-dove-20?")
+    assert result.status == "found", result.compact
+    assert result.best is not None and result.best.id == host
+
+
+@pytest.mark.parametrize(
+    ("question", "asks_for_a_name"),
+    [
+        ("How should I handle commit messages when working on falcon?", False),
+        ("How do we handle retries?", False),
+        ("What is Ana's GitHub handle?", True),
+        ("What's her handle on Slack?", True),
+    ],
+)
+def test_handle_asks_for_a_user_name_only_as_a_noun(question: str, asks_for_a_name: bool) -> None:
+    from ihmt_navigator._question import asked_for
+
+    names = [name for name, _ in asked_for(question)]
+    assert ("a user name" in names) is asks_for_a_name
+
+
+def test_a_phone_extension_is_not_asked_as_a_phone_number(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    barnaby = _put(store, "Barnaby Alcedo is the mobile developer; reach them on extension 3679.")
+    result = Navigator(store).search("What is Barnaby's phone extension?")
+    assert result.status == "found", result.compact
+    assert result.best is not None and result.best.id == barnaby
+
+
+def test_a_host_name_no_memory_holds_whole_is_not_found(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _put(store, "Environment: host cache-dove-20 runs FreeBSD 14; SSH listens on port 28167.")
+    _put(store, "Environment: host edge-koala-66 runs Alpine 3.19; SSH listens on port 44061.")
+    _put(store, "Environment: host ci-moose-19 runs Debian 12; SSH listens on port 61742.")
+    result = Navigator(store).search("Which OS runs on cache-koala-19, and what is its SSH port?")
+    assert result.status == "not_found"
+    assert "cache-koala-19" in result.compact

@@ -32,7 +32,9 @@ from ihmt_navigator._query import IN_PERIOD, Query, rarity
 from ihmt_navigator._question import (
     ANSWER_TYPES,
     asked_for,
+    asked_words,
     bare_names,
+    compound_names,
     identifiers,
     is_broad,
     language_of,
@@ -99,13 +101,16 @@ def decide(
     ranked, elsewhere = rank(store, q, span, leaves, scores)
     best = ranked[0]
     judged = max(dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage)
-    coverage = q.coverage(judged)
+    asked = asked_for(query)
+    cues = asked_words(query) if asked else frozenset()
+    credited = cues if holds_values(store, q, judged, asked) else frozenset()
+    coverage = q.coverage(judged, credited)
     shared = tuple(t for t in judged.matched if t in q.q_terms)
 
-    unknown = unknown_names(q)
+    unknown = unknown_names(q) or unheld_identifiers(q, leaves)
     if unknown:
         return Answer(status="not_found", coverage=coverage, unknown=unknown)
-    stray = is_stray(q, judged, coverage, identifiers(query))
+    stray = is_stray(q, judged, coverage, identifiers(query), credited)
     # Meaning's first memory is the answer (or was, until this one corrected it).
     picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
     if stray and picked and across_languages(store, q, best):
@@ -156,9 +161,8 @@ def decide(
         ranked = broad_order(q, ranked, leaves)
     else:
         ranked = newer_among_ties(q, best, ranked, scores, tie_floor)
-        asked = asked_for(query)
         if asked:
-            holder = holder_of(store, q, ranked[:limit], asked)
+            holder = holder_of(store, q, ranked[:limit], asked, cues)
             if holder is None:
                 lacking = tuple(name for name, _ in asked)
                 return Answer(status="not_found", coverage=coverage, lacking=lacking, stray=shared)
@@ -244,6 +248,17 @@ def unknown_names(q: Query) -> tuple[str, ...]:
         if all(weights[t] >= never for t in numbered or parts):
             found.append(word)
     return tuple(found)
+
+
+def unheld_identifiers(q: Query, leaves: Sequence[Candidate]) -> tuple[str, ...]:
+    """Identifiers of the question that no candidate holds whole: "cache-koala-19" is
+    not named by memories about cache-dove-20 and edge-koala-66, though each of its
+    words is somewhere in the store."""
+    return tuple(
+        word
+        for word, parts in compound_names(q.text)
+        if not any(all(t in c.matched for t in parts) for c in leaves)
+    )
 
 
 def namesakes(q: Query, ranked: Sequence[Candidate]) -> list[Candidate]:
@@ -351,22 +366,35 @@ def project_split(
     return list(per_project.values()) if len(per_project) >= 2 else []
 
 
+def holds_values(
+    store: Store, q: Query, cand: Candidate, asked: Sequence[tuple[str, re.Pattern[str]]]
+) -> bool:
+    """``cand`` holds a value of every shape the question asks for (none asked: no)."""
+    if not asked:
+        return False
+    text = leaf_text(store, q, cand.entry)
+    return all(shape.search(text) for _, shape in asked)
+
+
 def holder_of(
     store: Store,
     q: Query,
     window: Sequence[Candidate],
     asked: Sequence[tuple[str, re.Pattern[str]]],
+    cues: frozenset[str],
 ) -> Candidate | None:
     """The best memory that holds every value the question asks for (an email, a
-    port…): the first one, or a current one that matched as much of the question;
-    None when none holds them (the memories are about the subject, not about what is
-    asked)."""
+    port…): the first one, or a current one that matched as much of the question, or
+    that answers as much of it as the first once the value it holds counts for the
+    words asking for it; None when none holds them (the memories are about the subject,
+    not about what is asked)."""
     first = window[0]
+    floor = q.coverage(first)
     for cand in window:
         current = cand is first or (
-            not q.is_outdated(cand.entry) and indistinct(first, cand, q.weights)
+            not q.is_outdated(cand.entry)
+            and (indistinct(first, cand, q.weights) or q.coverage(cand, cues) >= floor)
         )
-        text = leaf_text(store, q, cand.entry)
-        if current and all(shape.search(text) for _, shape in asked):
+        if current and holds_values(store, q, cand, asked):
             return cand
     return None

@@ -45,14 +45,18 @@ def is_stray(
     best: Candidate,
     coverage: float,
     identifiers: Sequence[tuple[str, ...]] = (),
+    credited: frozenset[str] = frozenset(),
 ) -> bool:
     """NOT FOUND: the best memory shares too little, or only one common word. A memory
-    holding an identifier the question names (DEC-11878) is never a stray match."""
+    holding an identifier the question names (DEC-11878, cache-dove-20) is never a stray
+    match. ``credited``: words asking for a value that the memory holds (the "IP" of a
+    memory holding 10.0.4.17), counted as shared once it shares a word of its own."""
     matched = [t for t in best.matched if t in q.q_terms]
     if any(all(t in best.matched for t in ident) for ident in identifiers):
         return False
     if not matched or coverage < 0.3:
         return True
+    matched += [t for t in credited if t in q.q_terms and t not in matched]
     if len(matched) == 1 and len(q.q_terms) >= 3:
         return q.weights[matched[0]] < 0.5 * rarity(q.total, 1)
     return False

@@ -115,9 +115,10 @@ class Query:
         assert as_of is None or isinstance(as_of, str)
         return as_of
 
-    def coverage(self, cand: Candidate) -> float:
-        """How much of the question ``cand`` holds (:func:`_coverage`)."""
-        return _coverage(cand, self.groups, self.weights)
+    def coverage(self, cand: Candidate, credited: frozenset[str] = frozenset()) -> float:
+        """How much of the question ``cand`` holds (:func:`_coverage`), counting the
+        ``credited`` terms as held."""
+        return _coverage(cand, self.groups, self.weights, credited)
 
     def is_outdated(self, entry: Entry) -> bool:
         """Corrected (by the cutoff, when there is one)."""
@@ -200,12 +201,15 @@ def new_query(
 
 
 def _coverage(
-    cand: Candidate, groups: Sequence[tuple[str, ...]], weights: dict[str, float]
+    cand: Candidate,
+    groups: Sequence[tuple[str, ...]],
+    weights: dict[str, float],
+    credited: frozenset[str] = frozenset(),
 ) -> float:
     """The share of the question's words (weighted by rarity) that ``cand`` holds: a word
     counts once, for the rarest of its terms the memory holds ("DATA-47142" is not held by
     a memory that only says "data")."""
-    matched = set(cand.matched)
+    matched = set(cand.matched) | credited
     total = got = 0.0
     for group in groups:
         total += max(weights.get(t, 0.0) for t in group)

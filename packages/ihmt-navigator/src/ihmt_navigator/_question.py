@@ -56,10 +56,19 @@ class AnswerType(NamedTuple):
 _ANSWER_SHAPES = (
     ("an email address", r"(?i)\b(e-?mail|correo)\b", r"[^\s@]+@[^\s@]+\.\w+"),
     # Digits with separators, but not a date (2027-01-10, 10/01/2027) nor a version.
-    ("a phone number", r"(?i)\b(phone|tel[eé]fono|celular|mobile number)\b",
+    # "Phone extension" asks for an extension (a few digits), not a phone number.
+    ("a phone number",
+     r"(?i)\b(phone|tel[eé]fono|celular|mobile number)\b(?!\s+ext(ension)?\b)",
      r"(?<![\w./-])(?!\d{4}-\d\d?-\d\d?(?!\d)|\d\d?[/.]\d\d?[/.]\d{2,4}(?!\d))"
      r"\+?\d[\d ()./-]{5,}\d"),
-    ("a user name", r"(?i)\b(user ?name|handle|usuario)\b", r"(?i)(^|\s)@\w|\.com/\w|`\w+`"),
+    # "handle" the noun ("Ana's GitHub handle"), not the verb ("how should I handle…").
+    ("an extension",
+     r"(?i)\b(?:phone|tel[eé]fono)\s+ext(?:ension)?\b|\bext(?:ension)?\s+(?:number|no)\b",
+     r"(?i)\bext(?:ension)?\.?\s*(?:no\.?\s*|number\s*)?#?\d{2,6}\b"),
+    ("a user name",
+     r"(?i)\b(user ?name|usuario)\b|(?<!\bto )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )"
+     r"(?<!\bshould )(?<!\bdo )(?<!\bdoes )(?<!\bcan )(?<!\bwill )\bhandle\b",
+     r"(?i)(^|\s)@\w|\.com/\w|`\w+`"),
     ("a port", r"(?i)\b(port|puerto)\b", r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
     ("an age or a birth date",
      r"(?i)\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b",
@@ -180,14 +189,39 @@ def is_name(word: str, position: int) -> bool:
 
 
 _TICKET = re.compile(r"[^\W\d_][\w#/-]*\d{3,}|\d{3,}[\w#/-]*[^\W\d_]", re.UNICODE)
+_COMPOUND = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+", re.UNICODE)
+"""Parts joined by hyphens, underscores or dots: "cache-dove-20", "web-1.example.org"."""
+_YEAR_PART = re.compile(r"(?<![^\W_])(?:19|20)\d\d(?![^\W_])")
+"""A year among the parts says a period ("mid-2024", "Q3-2025"), not a name."""
+
+
+def compound_names(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each compound name with a number in it that the question names, with its terms:
+    parts joined by hyphens, underscores or dots ("cache-dove-20", "db01.prod"); not a
+    period ("mid-2024") nor a ticket (:data:`_TICKET`: "DEC-11878")."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in NAME_WORD.findall(query):
+        if (
+            _COMPOUND.fullmatch(word)
+            and any(ch.isdigit() for ch in word)
+            and any(ch.isalpha() for ch in word)
+            and not _YEAR_PART.search(word)
+            and not _TICKET.fullmatch(word)
+        ):
+            parts = tuple(terms(word))
+            if len(parts) >= 2:
+                out.append((word, parts))
+    return out
 
 
 def identifiers(query: str) -> list[tuple[str, ...]]:
-    """The numbered terms of each identifier the question names ("DEC-11878",
-    "PR #68779" are identifiers; a year or "k8s" is not)."""
-    out: list[tuple[str, ...]] = []
+    """The terms that make each identifier the question names: the numbered terms of a
+    ticket ("DEC-11878", "PR #68779"), every term of a compound name
+    (:func:`compound_names`). A year, a version or "k8s" is none."""
+    out = [parts for _, parts in compound_names(query)]
+    compounds = {word for word, _ in compound_names(query)}
     for word in NAME_WORD.findall(query):
-        if _TICKET.fullmatch(word):
+        if word not in compounds and _TICKET.fullmatch(word):
             numbered = tuple(t for t in terms(word) if any(ch.isdigit() for ch in t))
             if numbered:
                 out.append(numbered)
@@ -261,6 +295,19 @@ def asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
         thing = versioned.group("before") or versioned.group("after")
         asked.append((f"a {thing} version", _version_of(thing)))
     return asked
+
+
+def asked_words(query: str) -> frozenset[str]:
+    """The terms of the words that ask for a value ("IP" in "the printer's IP?"): a
+    memory holding a value of that shape holds what they ask, though not the word."""
+    out: set[str] = set()
+    for _, cue, _ in ANSWER_TYPES:
+        for found in cue.finditer(query):
+            out.update(terms(found.group()))
+    versioned = _VERSION_OF.search(query)
+    if versioned:
+        out.update(terms("version"))
+    return frozenset(out)
 
 
 def _version_of(thing: str) -> re.Pattern[str]:
