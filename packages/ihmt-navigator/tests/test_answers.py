@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from ihmt_navigator import Navigator
-from ihmt_store import Store
+from ihmt_store import Store, estimate_tokens
 from ihmt_store.testing import make_leaf
 
 
@@ -484,3 +484,43 @@ def test_a_host_name_no_memory_holds_whole_is_not_found(
     result = Navigator(store).search("Which OS runs on cache-koala-19, and what is its SSH port?")
     assert result.status == "not_found"
     assert "cache-koala-19" in result.compact
+
+
+def test_not_found_lists_the_two_closest_memories_as_not_an_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    printer = _put(store, "The office printer is a Brother HL-L2350DW on 10.0.4.17.")
+    host = _put(
+        store, "Environment: host cache-dove-20 runs FreeBSD 14; SSH listens on port 28167."
+    )
+    _put(store, "Lunch on Fridays is at the Thai place on Calle Sueca.", when="2024-01-01")
+    result = Navigator(store).search("Which port does the office router's admin page use?")
+    assert result.status == "not_found" and result.results == ()
+    listed = result.compact.split("Closest memories, not an answer:\n", 1)[1].splitlines()
+    assert len(listed) == 2 and {printer, host} >= {line.rsplit("(", 1)[1][:-1] for line in listed}
+    assert estimate_tokens("Closest memories, not an answer:\n" + "\n".join(listed)) <= 60
+
+
+def test_a_value_of_someone_the_question_does_not_name_is_no_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _put(store, "Owen Price joined as the studio's Rails developer in March.")
+    _put(store, "tidemark sends transactional email through Postmark (from noreply@tidemark.ie).")
+    assert Navigator(store).search("What's Owen's email address?").status == "not_found"
+
+
+def test_a_time_of_day_is_not_the_port_asked_for(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    _put(store, "tidemark reindexes Meilisearch every night at 03:00 (cron on the worker).")
+    assert Navigator(store).search("Which port does Meilisearch listen on?").status == "not_found"
+
+
+def test_a_birthday_question_needs_a_date(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    _put(store, "Cathal moved to Castletroy with Saoirse and Ciarán.")
+    assert Navigator(store).search("When is Cathal's birthday?").status == "not_found"
+    born = _put(store, "Cathal's birthday is on 14 March; he wants a bike.")
+    result = Navigator(store).search("When is Cathal's birthday?")
+    assert result.status == "found" and result.best is not None and result.best.id == born

@@ -41,6 +41,7 @@ from ihmt_navigator._question import (
     name_terms,
     name_words,
 )
+from ihmt_navigator._records import Hit
 from ihmt_navigator._render import Answer
 from ihmt_store import Candidate, Store, terms
 
@@ -109,7 +110,12 @@ def decide(
 
     unknown = unknown_names(q) or unheld_identifiers(q, leaves)
     if unknown:
-        return Answer(status="not_found", coverage=coverage, unknown=unknown)
+        return Answer(
+            status="not_found",
+            coverage=coverage,
+            unknown=unknown,
+            nearest=closest(store, q, ranked, scores),
+        )
     stray = is_stray(q, judged, coverage, identifiers(query), credited)
     # Meaning's first memory is the answer (or was, until this one corrected it).
     picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
@@ -134,7 +140,12 @@ def decide(
         shown = tuple(build_hits(store, q, others[:3], scores))
         return Answer(status="not_found", coverage=coverage, elsewhere=shown)
     if stray:
-        return Answer(status="not_found", coverage=coverage, stray=shared)
+        return Answer(
+            status="not_found",
+            coverage=coverage,
+            stray=shared,
+            nearest=closest(store, q, ranked, scores),
+        )
     s1 = scores[best.entry.id]
     tie_floor = s1 * (1 - store.config.ambiguity_margin)
     rivals = rivals_of(q, best, ranked, scores, tie_floor)
@@ -165,7 +176,13 @@ def decide(
             holder = holder_of(store, q, ranked[:limit], asked, cues)
             if holder is None:
                 lacking = tuple(name for name, _ in asked)
-                return Answer(status="not_found", coverage=coverage, lacking=lacking, stray=shared)
+                return Answer(
+                    status="not_found",
+                    coverage=coverage,
+                    lacking=lacking,
+                    stray=shared,
+                    nearest=closest(store, q, ranked, scores),
+                )
             ranked = [holder, *(c for c in ranked if c is not holder)]
     return Found(
         ranked=ranked,
@@ -366,6 +383,25 @@ def project_split(
     return list(per_project.values()) if len(per_project) >= 2 else []
 
 
+def _proper(word: str) -> bool:
+    """A proper name ("Owen", "Meilisearch") or a compound identifier ("cache-dove-20")."""
+    word = word.removesuffix("'s").removesuffix("’s")
+    return (word[:1].isupper() and word[1:].islower()) or bool(compound_names(word))
+
+
+NEAREST_SHOWN = 2
+"""How many of the closest memories a NOT FOUND answer lists, as not an answer: a wrong
+NOT FOUND stays recoverable by the agent or the user at a few tokens' cost."""
+
+
+def closest(
+    store: Store, q: Query, ranked: Sequence[Candidate], scores: dict[str, float]
+) -> tuple[Hit, ...]:
+    """The closest current memories, for a NOT FOUND answer to list as not an answer."""
+    current = [c for c in ranked if not q.is_outdated(c.entry)][:NEAREST_SHOWN]
+    return tuple(build_hits(store, q, current, scores))
+
+
 def holds_values(
     store: Store, q: Query, cand: Candidate, asked: Sequence[tuple[str, re.Pattern[str]]]
 ) -> bool:
@@ -390,11 +426,21 @@ def holder_of(
     not about what is asked)."""
     first = window[0]
     floor = q.coverage(first)
+    # Whose value: a memory that does not name who or what the question names ("Owen's
+    # email", "cache-dove-20's port") gives someone else's. Acronyms ("LAN", "GPU") are
+    # things, said in other words as often as not ("RTX 3090"): not names.
+    never = rarity(q.total, 0)
+    names = [
+        parts
+        for word in name_words(q.text)
+        if _proper(word) and (parts := [t for t in terms(word) if q.weights.get(t, never) < never])
+    ]
     for cand in window:
         current = cand is first or (
             not q.is_outdated(cand.entry)
             and (indistinct(first, cand, q.weights) or q.coverage(cand, cues) >= floor)
         )
-        if current and holds_values(store, q, cand, asked):
+        named = all(any(t in cand.matched for t in parts) for parts in names)
+        if current and named and holds_values(store, q, cand, asked):
             return cand
     return None

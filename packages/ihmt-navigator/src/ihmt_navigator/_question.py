@@ -69,11 +69,16 @@ _ANSWER_SHAPES = (
      r"(?i)\b(user ?name|usuario)\b|(?<!\bto )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )"
      r"(?<!\bshould )(?<!\bdo )(?<!\bdoes )(?<!\bcan )(?<!\bwill )\bhandle\b",
      r"(?i)(^|\s)@\w|\.com/\w|`\w+`"),
-    ("a port", r"(?i)\b(port|puerto)\b", r"(?<!\d)(?<!\d\.)\d{2,5}(?!\d)(?!\.\d)"),
+    # Not a part of a time (03:00), a date (2024-10-18) or a version (3.11).
+    ("a port", r"(?i)\b(port|puerto)\b",
+     r"(?<!\d)(?<!\d\.)(?<!\b\d\d:)(?<!\d-)\d{2,5}(?!\d)(?!\.\d)(?!:\d\d\b)(?!-\d)"),
     ("an age or a birth date",
      r"(?i)\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b",
      r"(?i)\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
      r"cumplea[nñ]os|\bage\b|\bedad\b"),
+    ("a birthday", r"(?i)\bbirthday\b|\bcumplea[nñ]os\b",
+     r"(?i)\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+)?[a-z]{3,}|\b[a-z]{3,}\.?\s+\d{1,2}\b|"
+     r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.]\d{1,2}\b"),
     ("an IP address", r"\bIP\b",
      r"(?i)\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}"),
     ("a web address", r"(?i)\b(url|link|enlace|website|sitio web)\b",

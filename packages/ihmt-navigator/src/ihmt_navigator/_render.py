@@ -70,6 +70,8 @@ class Answer:
     """NOT FOUND: the values asked for that no memory about the subject holds."""
     elsewhere: tuple[Hit, ...] = ()
     """NOT FOUND for the current project: what other projects hold."""
+    nearest: tuple[Hit, ...] = ()
+    """NOT FOUND: the closest memories, listed as not an answer."""
 
     @property
     def confidence(self) -> float:
@@ -174,6 +176,24 @@ def _not_found(answer: Answer, query: str, project: str, budget: int) -> list[st
             f"The closest memory shares only {', '.join(repr(s) for s in stray)} with the "
             "question, which is not enough to answer it. Say you do not know."
         )
+    if answer.nearest and not elsewhere:
+        out.extend(_nearest(answer.nearest))
+    return out
+
+
+NEAREST_TOKENS = 60
+"""The most the closest memories of a NOT FOUND answer may take, all lines together."""
+
+
+def _nearest(hits: tuple[Hit, ...]) -> list[str]:
+    """The closest memories, one clipped line each, labelled as not an answer."""
+    out = ["Closest memories, not an answer:"]
+    share = (NEAREST_TOKENS - estimate_tokens(out[0])) // len(hits)
+    for hit in hits:
+        head = f"- [{_date(hit)}] "
+        tail = f" ({hit.id})"
+        room = max(16, share * 4 - len(head) - len(tail))
+        out.append(head + one_line(hit.excerpt or hit.title, room) + tail)
     return out
 
 
