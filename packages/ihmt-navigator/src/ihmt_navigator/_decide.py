@@ -110,12 +110,7 @@ def decide(
 
     unknown = unknown_names(q) or unheld_identifiers(q, leaves)
     if unknown:
-        return Answer(
-            status="not_found",
-            coverage=coverage,
-            unknown=unknown,
-            nearest=closest(store, q, ranked, scores),
-        )
+        return Answer(status="not_found", coverage=coverage, unknown=unknown)
     stray = is_stray(q, judged, coverage, identifiers(query), credited)
     # Meaning's first memory is the answer (or was, until this one corrected it).
     picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
@@ -391,7 +386,8 @@ def _proper(word: str) -> bool:
 
 NEAREST_SHOWN = 2
 """How many of the closest memories a NOT FOUND answer lists, as not an answer: a wrong
-NOT FOUND stays recoverable by the agent or the user at a few tokens' cost."""
+NOT FOUND stays recoverable by the agent or the user at a few tokens' cost. Not when
+the question names what nothing stored mentions: that NOT FOUND is certain."""
 
 
 def closest(
