@@ -360,3 +360,15 @@ def test_a_top_branch_deleted_by_hand_leaves_the_catalog_at_the_next_consolidati
     assert sorted(e.id for e in store.unparented()) == sorted(ids)
     assert store.stats().branches == 0
     store.close()
+
+
+def test_opening_removes_a_temp_file_a_killed_writer_left_outside_any_batch(
+    tmp_path: Path,
+) -> None:
+    Store.create(tmp_path / "m").close()
+    # Killed while replacing the clock: no journal, only its temporary file (pid 2**22+1
+    # is above Linux's pid limit, so its writer is surely gone).
+    stale = tmp_path / "m" / "state" / f".clock.json.{2**22 + 1}-0a1b2c3d.ihmt-tmp"
+    stale.write_bytes(b'{"machine": "x"')
+    Store.open(tmp_path / "m").close()
+    assert not stale.exists()

@@ -34,6 +34,7 @@ __all__ = [
     "read_json",
     "is_disk_full",
     "remove_sqlite_files",
+    "has_dead_temps",
     "remove_temp_files",
     "replace_temp",
     "within",
@@ -433,6 +434,15 @@ def remove_temp_files(folder: Path, *, dead_only: bool = False) -> int:
         except OSError:
             pass
     return removed
+
+
+def has_dead_temps(folder: Path) -> bool:
+    """``folder`` holds a temporary file whose writer is gone."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(n.endswith(TEMP_SUFFIX) and not _writer_alive(n) for n in names)
 
 
 def _writer_alive(name: str) -> bool:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ihmt_store._batch import clear_journal, journal_path, replay_journal
 from ihmt_store._files import (
+    has_dead_temps,
     is_disk_full,
     load_leaf,
     parse_branch,
@@ -277,7 +278,7 @@ class IndexLifecycle:
                     self._fresh_index(db)
                     return
         self._set_index(index, db)
-        if journal_path(self.path).exists() and not self.read_only:
+        if (journal_path(self.path).exists() or self._dead_temps()) and not self.read_only:
             try:
                 with self._locked():
                     pass
@@ -396,6 +397,11 @@ class IndexLifecycle:
             yield self._idx
         finally:
             self._lock.release()
+
+    def _dead_temps(self) -> bool:
+        """A temporary file lies beside the trunk, the config or the state files: a writer
+        killed while replacing one of them (the clock, outside any batch) left it."""
+        return any(has_dead_temps(folder) for folder in (self.path, self.path / STATE_DIR))
 
     def _remove_dead_temps(self) -> None:
         """Temporary files of killed writers beside the trunk, the config and the state
