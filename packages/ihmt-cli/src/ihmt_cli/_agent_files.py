@@ -231,7 +231,8 @@ def same_content(path: Path, original: bytes, now: bytes) -> bool:
     """Whether ``now`` holds what ``original`` held, so that the original's bytes can be
     given back: the same bytes; JSON (with comments) with the same data and comments,
     empty objects and lists aside (an uninstall drops them; a file install created out
-    of an empty one holds only its ``$schema``); TOML with the same data and comments."""
+    of an empty one holds only its ``$schema``); TOML with the same data and comments,
+    empty tables aside (``mcp_servers = { }`` emptied by an uninstall goes)."""
     if original == now:
         return True
     try:
@@ -249,7 +250,7 @@ def same_content(path: Path, original: bytes, now: bytes) -> bool:
         return same and _comments(before, "//", "/*", "*") == _comments(after, "//", "/*", "*")
     if path.suffix == ".toml":
         try:
-            same = tomllib.loads(before) == tomllib.loads(after)
+            same = _without_empty(tomllib.loads(before)) == _without_empty(tomllib.loads(after))
         except tomllib.TOMLDecodeError:
             return False
         return same and _comments(before, "#") == _comments(after, "#")
