@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ihmt_cli._agent_files import backup_of, is_trivial, json_text, read_json
-from ihmt_cli._agent_json_hooks import json_hooks_steps, read_json_hooks
+from ihmt_cli._agent_json_hooks import JsonHooks
 from ihmt_cli._agent_plan import Step, cli_register_steps, file_step, run_step
 from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, ServerSpec, stdio_argv
 from ihmt_cli._types import Agent, Scope
@@ -22,7 +22,7 @@ __all__ = ["CLAUDE_CODE", "ClaudeCodeSetup"]
 SERVERS_KEY = "mcpServers"
 
 
-class ClaudeCodeSetup:
+class ClaudeCodeSetup(JsonHooks):
     """:class:`~ihmt_cli._agent_setup.AgentSetup` for Claude Code."""
 
     agent: Agent = "claude-code"
@@ -100,19 +100,6 @@ class ClaudeCodeSetup:
                 )
             ]
         return [_json_register_step(paths, None, backups=backups)]
-
-    def read_hooks(self, paths: AgentPaths) -> dict[str, bool]:
-        return read_json_hooks(paths)
-
-    def hooks_steps(
-        self,
-        paths: AgentPaths,
-        spec: ServerSpec | None,
-        *,
-        backups: list[str],
-        unchanged: list[str],
-    ) -> list[Step]:
-        return json_hooks_steps(paths, spec, backups=backups, unchanged=unchanged)
 
     def notes(self, paths: AgentPaths, *, hooks: bool) -> list[str]:
         return []

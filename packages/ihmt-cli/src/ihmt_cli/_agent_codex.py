@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ihmt_cli._agent_files import write_text
-from ihmt_cli._agent_json_hooks import json_hooks_steps, read_json_hooks
+from ihmt_cli._agent_json_hooks import JsonHooks
 from ihmt_cli._agent_plan import Step, cli_register_steps, file_step
 from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, ServerSpec, stdio_argv
 from ihmt_cli._types import Agent, Scope
@@ -28,7 +28,7 @@ READ_ONLY_TOOLS = ("search_memory", "recall", "project_map", "find_code")
 ``read_file`` reads any file on disk, so Codex asks for it like for every tool that writes."""
 
 
-class CodexSetup:
+class CodexSetup(JsonHooks):
     """:class:`~ihmt_cli._agent_setup.AgentSetup` for Codex."""
 
     agent: Agent = "codex"
@@ -122,19 +122,6 @@ class CodexSetup:
                 backups=backups,
             )
         ]
-
-    def read_hooks(self, paths: AgentPaths) -> dict[str, bool]:
-        return read_json_hooks(paths)
-
-    def hooks_steps(
-        self,
-        paths: AgentPaths,
-        spec: ServerSpec | None,
-        *,
-        backups: list[str],
-        unchanged: list[str],
-    ) -> list[Step]:
-        return json_hooks_steps(paths, spec, backups=backups, unchanged=unchanged)
 
     def notes(self, paths: AgentPaths, *, hooks: bool) -> list[str]:
         notes = [

@@ -17,7 +17,7 @@ from ihmt_cli._agent_files import backup_of, is_trivial, json_text, read_json
 from ihmt_cli._agent_plan import Step, file_step
 from ihmt_cli._agent_setup import HOOK_EVENTS, OUR_HOOK, AgentPaths, ServerSpec
 
-__all__ = ["HOOK_TIMEOUT", "json_hooks_steps", "read_json_hooks"]
+__all__ = ["HOOK_TIMEOUT", "JsonHooks", "json_hooks_steps", "read_json_hooks"]
 
 HOOK_TIMEOUT = 10
 """Seconds an agent waits for the hook before it goes on without it."""
@@ -115,3 +115,21 @@ def json_hooks_steps(
         summary = f"add the recall hooks (SessionStart, UserPromptSubmit) to {path}"
         preview = f"# {path}: add\n{json_text(fragment)}"
     return [file_step(path, text, summary=summary, preview=preview, backups=backups)]
+
+
+class JsonHooks:
+    """The hook methods of an :class:`~ihmt_cli._agent_setup.AgentSetup` whose agent keeps
+    its hooks in a JSON ``hooks`` file (Claude Code's settings, Codex's hooks.json)."""
+
+    def read_hooks(self, paths: AgentPaths) -> dict[str, bool]:
+        return read_json_hooks(paths)
+
+    def hooks_steps(
+        self,
+        paths: AgentPaths,
+        spec: ServerSpec | None,
+        *,
+        backups: list[str],
+        unchanged: list[str],
+    ) -> list[Step]:
+        return json_hooks_steps(paths, spec, backups=backups, unchanged=unchanged)

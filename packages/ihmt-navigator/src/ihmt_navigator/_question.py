@@ -223,8 +223,9 @@ def identifiers(query: str) -> list[tuple[str, ...]]:
     """The terms that make each identifier the question names: the numbered terms of a
     ticket ("DEC-11878", "PR #68779"), every term of a compound name
     (:func:`compound_names`). A year, a version or "k8s" is none."""
-    out = [parts for _, parts in compound_names(query)]
-    compounds = {word for word, _ in compound_names(query)}
+    named = compound_names(query)
+    out = [parts for _, parts in named]
+    compounds = {word for word, _ in named}
     for word in NAME_WORD.findall(query):
         if word not in compounds and _TICKET.fullmatch(word):
             numbered = tuple(t for t in terms(word) if any(ch.isdigit() for ch in t))
