@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ihmt_mcp import Memory, PortableMemory, write_jsonl, write_markdown
-from ihmt_mcp._portable import (
+from ihmt_mcp._front_matter import (
     MAX_FRONT_MATTER,
     MAX_FRONT_MATTER_ALIASES,
     MAX_FRONT_MATTER_DEPTH,
     MAX_FRONT_MATTER_VALUES,
     FrontMatterTooLargeError,
-    NoteMeta,
     read_front_matter,
 )
+from ihmt_mcp._portable import NoteMeta
 
 
 @pytest.fixture

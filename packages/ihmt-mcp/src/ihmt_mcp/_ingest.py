@@ -18,13 +18,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from ihmt_chunkers import BinaryContentError, Detection, DocType, chunk, decode
 from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
+from ihmt_mcp._front_matter import FrontMatterTooLargeError, read_front_matter
 from ihmt_mcp._leaves import chunked_leaves, make_leaves
-from ihmt_mcp._portable import (
-    MARKDOWN_SUFFIXES,
-    FrontMatterTooLargeError,
-    NoteMeta,
-    read_front_matter,
-)
+from ihmt_mcp._portable import MARKDOWN_SUFFIXES, NoteMeta
 from ihmt_mcp._records import IngestReport
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp.errors import FileRefusedError

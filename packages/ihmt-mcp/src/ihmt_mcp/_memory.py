@@ -529,33 +529,12 @@ class Memory:
         memory are rewritten without it, and the domains touched are consolidated. The
         cost follows the pulled files, not the size of the store.
         """
-        store = self.store
-        paths = list(paths)
-        with store.locked():
-            named = {Path(p).stem for p in paths if p.endswith((".txt", ".json"))}
-            parents = {e.parent_id for e in store.entries(sorted(named)).values() if e.parent_id}
-            applied = store.apply_changes(paths)
-            timeline = self.timeline
-            for leaf_id in applied.removed:
-                timeline.forget(leaf_id)
-            changed = [*applied.added, *applied.annotated]
-            present = store.entries(changed)  # one catalog read, not one per memory
-            live = [i for i in changed if i in present]
-            if live:
-                self._ingest_facts(live)
-            if applied.config:
-                self._summarizer = None  # the pulled config may name another summarizer
-        self._write_vectors(store.read_leaves(list(applied.added)))
-        if applied.removed and parents:
-            self._consolidator().refresh(sorted(parents))
-        if applied.domains:
-            self._consolidate_domains(set(applied.domains))
-        logger.info(
-            "applied pulled files: %d new, %d annotated, %d removed",
-            len(applied.added),
-            len(applied.annotated),
-            len(applied.removed),
-        )
+        from ihmt_mcp._replication import derive_pulled, index_pulled
+
+        applied, parents = index_pulled(self, paths)
+        if applied.config:
+            self._summarizer = None  # the pulled config may name another summarizer
+        derive_pulled(self, applied, parents)
         return applied
 
     # ================================================================= bulk ingest
