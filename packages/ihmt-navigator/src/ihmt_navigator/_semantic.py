@@ -13,8 +13,9 @@ machine that reaches no model hub, and it needs nothing but numpy.
 
 Vectors are derived state: float16 bytes in the store's derived table, in a space named
 after the model and its version (a new model never reads an old model's vectors).
-:class:`VectorIndex` keeps them in memory as one matrix and catches up with what other
-processes wrote by reading only the rows written since it last looked.
+:class:`VectorIndex` (:mod:`ihmt_navigator._vectors`) keeps them in memory, quantized,
+and catches up with what other processes wrote by reading only the rows written since it
+last looked.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ import pickle
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ihmt_store import Store
+from ihmt_navigator._vectors import Similarities, VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,8 +54,6 @@ EMBED_CHARS = 2000
 """A memory's vector is computed from its first characters: a sentence encoder averages
 over its input, so the start of a long document says what it is about as well as all
 of it does, at a fraction of the cost."""
-BATCH = 64
-"""Memories read, embedded and written together during a backfill (one commit each)."""
 SETTINGS = ("auto", "on", "off")
 
 
@@ -375,184 +374,3 @@ def _load(cache_dir: Path | None) -> tuple[Embedder | None, SemanticMode]:
         return None, SemanticMode(False, "", f"the model did not load: {exc}")
     logger.info("sentence encoder loaded in %.2f s", time.perf_counter() - started)
     return embedder, SemanticMode(True, embedder.name, "")
-
-
-def space_of(embedder: Embedder) -> str:
-    """The derived-data space holding ``embedder``'s vectors."""
-    return f"vectors/{embedder.name}"
-
-
-class VectorIndex:
-    """Every memory's vector, in memory, kept in step with the store.
-
-    Args:
-        store: the store whose derived table holds the vectors.
-        embedder: the model; its name picks the space.
-    """
-
-    def __init__(self, store: Store, embedder: Embedder) -> None:
-        import numpy as np
-
-        self.store = store
-        self.embedder = embedder
-        self.space = space_of(embedder)
-        self._np = np
-        self._epoch: int | None = None
-        self._seq = 0
-        self._ids: list[str] = []
-        self._row: dict[str, int] = {}
-        self._matrix = np.zeros((0, embedder.dim), dtype=np.float32)
-        self._live = np.zeros(0, dtype=bool)
-        self._lock = threading.Lock()
-
-    # ------------------------------------------------------------------ writing
-    def vectors_for(self, texts: Mapping[str, str]) -> dict[str, bytes]:
-        """``item id → float16 bytes`` for ``texts`` (item id → text).
-
-        Each text is embedded alone. An encoder's output for a text depends, in its last
-        bits, on the batch it is encoded in (padding, the order of the sums): embedded
-        in a backfill's batch on one machine and alone on another (a save here, a pull
-        there), one memory would get two vectors, and two synced machines could order
-        near-equal memories differently. Alone, a vector is a function of the text. It
-        costs about half as much again as batches of 64 (figures in the CHANGELOG).
-        """
-        if not texts:
-            return {}
-        np = self._np
-        out: dict[str, bytes] = {}
-        for item, text in texts.items():
-            vector = self.embedder.embed([text])[0].astype(np.float16)
-            out[item] = vector.tobytes()
-        return out
-
-    def write(self, texts: Mapping[str, str]) -> None:
-        """Embed ``texts`` and store their vectors (under the store's lock)."""
-        vectors = self.vectors_for(texts)
-        if vectors:
-            self.store.put_derived(self.space, vectors)
-
-    def missing(self, leaf_ids: Iterable[str]) -> list[str]:
-        """The leaves among ``leaf_ids`` that have no vector yet."""
-        have = self.store.derived_ids(self.space)
-        return [i for i in leaf_ids if i not in have]
-
-    def backfill(
-        self,
-        read_text: Callable[[Sequence[str]], Mapping[str, str]],
-        leaf_ids: Sequence[str],
-        progress: Callable[[int, int], None] | None = None,
-    ) -> int:
-        """Embed the leaves of ``leaf_ids`` that lack a vector, ``BATCH`` at a time."""
-        todo = self.missing(leaf_ids)
-        done = 0
-        for start in range(0, len(todo), BATCH):
-            chunk = todo[start : start + BATCH]
-            self.write(read_text(chunk))
-            done += len(chunk)
-            if progress is not None:
-                progress(done, len(todo))
-        return done
-
-    # ------------------------------------------------------------------ reading
-    def refresh(self) -> None:
-        """Catch up with the vectors written since the last look (by any process)."""
-        with self._lock:
-            changes = self.store.derived_changes(self.space, self._epoch, self._seq)
-            if changes.reset:
-                self._ids, self._row = [], {}
-                self._matrix = self._np.zeros((0, self.embedder.dim), dtype=self._np.float32)
-                self._live = self._np.zeros(0, dtype=bool)
-            if changes.rows:
-                self._apply(changes.rows)
-            self._epoch, self._seq = changes.epoch, changes.seq
-
-    def _apply(self, rows: Sequence[tuple[str, bytes | None]]) -> None:
-        np = self._np
-        dim = self.embedder.dim
-        fresh = list(
-            dict.fromkeys(item for item, data in rows if data is not None and item not in self._row)
-        )
-        if fresh:
-            start = len(self._ids)
-            need = start + len(fresh)
-            if need > len(self._matrix):  # grow by half again: a save costs no full copy
-                capacity = max(need, len(self._matrix) * 3 // 2, 256)
-                grown = np.zeros((capacity, dim), dtype=np.float32)
-                grown[:start] = self._matrix[:start]
-                live = np.zeros(capacity, dtype=bool)
-                live[:start] = self._live[:start]
-                self._matrix, self._live = grown, live
-            for k, item in enumerate(fresh):
-                self._row[item] = start + k
-            self._ids.extend(fresh)
-        # One conversion for every row that brings a vector (a first load reads 50,000
-        # at once); a later row for the same item wins, as it was written later.
-        index = self._row
-        final = {index[item]: data for item, data in rows if item in index}
-        size = 2 * dim
-        targets = {row: data for row, data in final.items() if data and len(data) == size}
-        gone = [row for row in final if row not in targets]
-        if gone:
-            self._live[np.asarray(gone, dtype=np.int64)] = False
-        if targets:
-            at = np.fromiter(targets, dtype=np.int64, count=len(targets))
-            block = np.frombuffer(b"".join(targets.values()), dtype=np.float16)
-            self._matrix[at] = block.reshape(len(targets), dim).astype(np.float32)
-            self._live[at] = True
-
-    @property
-    def size(self) -> int:
-        return int(self._live.sum())
-
-    def query(self, text: str) -> Similarities:
-        """Every stored memory's cosine with ``text``."""
-        self.refresh()
-        np = self._np
-        vector = self.embedder.embed([text])[0]
-        with self._lock, _one_blas_thread():
-            n = len(self._ids)
-            cos = self._matrix[:n] @ vector
-            cos[~self._live[:n]] = -np.inf
-            return Similarities(list(self._ids), dict(self._row), cos)
-
-
-class Similarities:
-    """One question's cosine with every memory that has a vector."""
-
-    def __init__(self, ids: list[str], rows: dict[str, int], cos: NDArray[np.float32]) -> None:
-        import numpy as np
-
-        self._np = np
-        self._ids = ids
-        self._rows = rows
-        self._cos = cos
-
-    def __len__(self) -> int:
-        return int(self._np.isfinite(self._cos).sum())
-
-    def top(self, k: int) -> list[tuple[str, float]]:
-        """The ``k`` nearest memories, nearest first."""
-        np = self._np
-        cos = self._cos
-        k = min(k, len(self))
-        if k <= 0:
-            return []
-        part = np.argpartition(-cos, k - 1)[:k] if k < len(cos) else np.arange(len(cos))
-        ids = self._ids
-        # Ties by id, not by row: rows follow the order memories reached this machine.
-        order = sorted(part.tolist(), key=lambda i: (-float(cos[i]), ids[i]))
-        return [(ids[i], float(cos[i])) for i in order if np.isfinite(cos[i])]
-
-    @property
-    def lowest(self) -> float:
-        """The lowest cosine of any memory (the zero of a min-max scale)."""
-        finite = self._cos[self._np.isfinite(self._cos)]
-        return float(finite.min()) if finite.size else 0.0
-
-    def of(self, item_id: str) -> float | None:
-        """``item_id``'s cosine, or None when it has no vector."""
-        row = self._rows.get(item_id)
-        if row is None:
-            return None
-        value = float(self._cos[row])
-        return value if value != float("-inf") else None

@@ -1,0 +1,323 @@
+"""Every memory's vector in memory, quantized, and one question's cosines with them.
+
+The store keeps each vector as 512 float16 numbers (derived state). In memory they are
+held as int8 codes with one float32 scale a row (a quarter of float32: 500,000 vectors
+in 256 MB), and scored in two steps once there are many: a float32 *sketch* of every
+row (its first :data:`SKETCH_DIMS` principal components, fitted on the rows themselves)
+picks a shortlist, and the shortlist is scored exactly from the codes.
+
+Scores are rounded to :data:`SCORE_DIGITS` decimals and ties go to the smaller id: the
+last bits of a vector depend on the machine's arithmetic and on the batch it was
+embedded in, and rounded scores with a fixed tie-break make the answers independent of
+them (but for a cosine that falls on a rounding boundary).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ihmt_store import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from ihmt_navigator._semantic import Embedder
+
+__all__ = ["BATCH", "SCORE_DIGITS", "Similarities", "VectorIndex", "space_of"]
+
+BATCH = 64
+"""Texts embedded together (and, in a backfill, memories written in one commit)."""
+SCORE_DIGITS = 4
+"""Decimals a cosine is rounded to before anything is ranked by it."""
+SKETCH_FROM = 16_384
+"""Rows from which a question is scored on the sketch first, the shortlist exactly;
+below, every row is scored exactly."""
+SKETCH_DIMS = 128
+"""Principal components a row's sketch keeps."""
+SKETCH_SAMPLE = 16_384
+"""Rows the principal components are fitted on (evenly spaced over all of them)."""
+SHORTLIST = 2048
+"""Rows the sketch hands to the exact scoring (at least four times those asked for)."""
+_CODES = 127.0
+
+
+def space_of(embedder: Embedder) -> str:
+    """The derived-data space holding ``embedder``'s vectors."""
+    return f"vectors/{embedder.name}"
+
+
+class VectorIndex:
+    """Every memory's vector, in memory, kept in step with the store.
+
+    Args:
+        store: the store whose derived table holds the vectors.
+        embedder: the model; its name picks the space.
+    """
+
+    _basis: NDArray[np.float32] | None
+
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        import numpy as np
+
+        self.store = store
+        self.embedder = embedder
+        self.space = space_of(embedder)
+        self._np = np
+        self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        np, dim = self._np, self.embedder.dim
+        self._epoch: int | None = None
+        self._seq = 0
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._codes = np.zeros((0, dim), dtype=np.int8)
+        self._scale = np.zeros(0, dtype=np.float32)
+        self._live = np.zeros(0, dtype=bool)
+        self._basis = None  # None: the sketch is the vector itself
+        self._fitted_at = 0
+        self._sketch = np.zeros((0, dim), dtype=np.float32)
+
+    # ------------------------------------------------------------------ writing
+    def vectors_for(self, texts: Mapping[str, str]) -> dict[str, bytes]:
+        """``item id → float16 bytes`` for ``texts`` (item id → text), ``BATCH`` at once.
+
+        A vector's last bits depend on the batch it was embedded in and on the machine
+        (its SIMD, the order of the sums): no two machines are promised the same bits.
+        Search does not depend on them: cosines are rounded before ranking (see the
+        module's docstring).
+        """
+        np = self._np
+        items = list(texts)
+        out: dict[str, bytes] = {}
+        for start in range(0, len(items), BATCH):
+            chunk = items[start : start + BATCH]
+            block = self.embedder.embed([texts[item] for item in chunk]).astype(np.float16)
+            out.update(zip(chunk, (row.tobytes() for row in block), strict=True))
+        return out
+
+    def write(self, texts: Mapping[str, str]) -> None:
+        """Embed ``texts`` and store their vectors (under the store's lock)."""
+        vectors = self.vectors_for(texts)
+        if vectors:
+            self.store.put_derived(self.space, vectors)
+
+    def missing(self, leaf_ids: Iterable[str]) -> list[str]:
+        """The leaves among ``leaf_ids`` that have no vector yet."""
+        have = self.store.derived_ids(self.space)
+        return [i for i in leaf_ids if i not in have]
+
+    def backfill(
+        self,
+        read_text: Callable[[Sequence[str]], Mapping[str, str]],
+        leaf_ids: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        stop: threading.Event | None = None,
+    ) -> int:
+        """Embed the leaves of ``leaf_ids`` that lack a vector, ``BATCH`` at a time (one
+        commit each); ``stop`` ends it between two batches."""
+        todo = self.missing(leaf_ids)
+        done = 0
+        for start in range(0, len(todo), BATCH):
+            if stop is not None and stop.is_set():
+                break
+            chunk = todo[start : start + BATCH]
+            self.write(read_text(chunk))
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(todo))
+        return done
+
+    # ------------------------------------------------------------------ reading
+    def refresh(self) -> None:
+        """Catch up with the vectors written since the last look (by any process)."""
+        with self._lock:
+            changes = self.store.derived_changes(self.space, self._epoch, self._seq)
+            if changes.reset:
+                self._clear()
+            if changes.rows:
+                self._apply(changes.rows)
+            self._epoch, self._seq = changes.epoch, changes.seq
+
+    def _grow(self, need: int) -> None:
+        """Room for ``need`` rows, growing by half again: a save costs no full copy."""
+        np = self._np
+        if need <= len(self._codes):
+            return
+        capacity = max(need, len(self._codes) * 3 // 2, 256)
+        used = len(self._ids)
+
+        def grown(old: Any, width: int | None) -> Any:
+            shape = (capacity,) if width is None else (capacity, width)
+            new = np.zeros(shape, dtype=old.dtype)
+            new[:used] = old[:used]
+            return new
+
+        self._codes = grown(self._codes, self.embedder.dim)
+        self._scale = grown(self._scale, None)
+        self._live = grown(self._live, None)
+        self._sketch = grown(self._sketch, self._sketch.shape[1])
+
+    def _apply(self, rows: Sequence[tuple[str, bytes | None]]) -> None:
+        np = self._np
+        dim = self.embedder.dim
+        fresh = list(
+            dict.fromkeys(item for item, data in rows if data is not None and item not in self._row)
+        )
+        if fresh:
+            start = len(self._ids)
+            self._grow(start + len(fresh))
+            for k, item in enumerate(fresh):
+                self._row[item] = start + k
+            self._ids.extend(fresh)
+        # One conversion for every row that brings a vector (a first load reads them all
+        # at once); a later row for the same item wins, as it was written later.
+        index = self._row
+        final = {index[item]: data for item, data in rows if item in index}
+        size = 2 * dim
+        targets = {row: data for row, data in final.items() if data and len(data) == size}
+        gone = [row for row in final if row not in targets]
+        if gone:
+            self._live[np.asarray(gone, dtype=np.int64)] = False
+        at = np.fromiter(targets, dtype=np.int64, count=len(targets))
+        joined = b"".join(targets.values())
+        step = 8192  # converted a slice at a time: a first load of 500,000 stays small
+        for begin in range(0, len(at), step):
+            part = at[begin : begin + step]
+            raw = joined[begin * size : (begin + len(part)) * size]
+            block = np.frombuffer(raw, dtype=np.float16).reshape(len(part), dim)
+            self._store_rows(part, block.astype(np.float32))
+        self._live[at] = True
+        live = int(self._live[: len(self._ids)].sum())
+        if live >= SKETCH_FROM and live >= 8 * max(self._fitted_at, SKETCH_FROM // 8):
+            self._fit(live)
+
+    def _store_rows(self, at: NDArray[np.int64], block: NDArray[np.float32]) -> None:
+        """Quantize ``block`` (one vector a row) into the rows ``at``, and sketch them."""
+        np = self._np
+        peak = np.abs(block).max(axis=1)
+        scale = np.where(peak > 0, peak / _CODES, 1.0).astype(np.float32)
+        codes = np.rint(block / scale[:, None]).astype(np.int8)
+        self._codes[at] = codes
+        self._scale[at] = scale
+        self._sketch[at] = self._sketched(codes, scale)
+
+    def _sketched(self, codes: Any, scale: Any) -> Any:
+        """The sketch of quantized rows: the vectors, or their principal components."""
+        exact = codes.astype(self._np.float32) * scale[:, None]
+        return exact if self._basis is None else exact @ self._basis
+
+    def _fit(self, live: int) -> None:
+        """Fit the sketch's components on an even sample of the rows, and sketch them all.
+        Done when the rows first reach :data:`SKETCH_FROM`, then each time they grow
+        eightfold, so a growing store is sketched a few times in its life."""
+        np = self._np
+        used = len(self._ids)
+        rows = np.flatnonzero(self._live[:used])
+        sample = rows[:: max(1, len(rows) // SKETCH_SAMPLE)]
+        x = self._codes[sample].astype(np.float32) * self._scale[sample, None]
+        # Uncentred: the components that keep most of the rows' dot products.
+        _values, vectors = np.linalg.eigh(x.T @ x)
+        self._basis = np.ascontiguousarray(vectors[:, ::-1][:, :SKETCH_DIMS], dtype=np.float32)
+        sketch = np.zeros((len(self._codes), SKETCH_DIMS), dtype=np.float32)
+        for begin in range(0, used, 8192):
+            end = min(used, begin + 8192)
+            sketch[begin:end] = self._sketched(self._codes[begin:end], self._scale[begin:end])
+        self._sketch = sketch
+        self._fitted_at = live
+
+    @property
+    def size(self) -> int:
+        return int(self._live[: len(self._ids)].sum())
+
+    def query(self, text: str) -> Similarities:
+        """Meaning's view of ``text``: every stored memory's cosine with it."""
+        from ihmt_navigator._semantic import _one_blas_thread
+
+        self.refresh()
+        np = self._np
+        vector = self.embedder.embed([text])[0].astype(np.float32)
+        with self._lock, _one_blas_thread():
+            n = len(self._ids)
+            probe = vector if self._basis is None else vector @ self._basis
+            rough = self._sketch[:n] @ probe
+            rough[~self._live[:n]] = -np.inf
+            codes, scale = self._codes, self._scale
+
+            def exact(rows: Any) -> Any:
+                cos = (codes[rows].astype(np.float32) @ vector) * scale[rows]
+                return np.round(cos.astype(np.float64), SCORE_DIGITS)
+
+            return Similarities(list(self._ids), dict(self._row), rough, exact)
+
+
+class Similarities:
+    """One question's cosine with every memory that has a vector, rounded to
+    :data:`SCORE_DIGITS` decimals.
+
+    ``rough`` is every row's score on the sketch (``-inf`` for a row without a vector);
+    ``exact`` scores the rows it is given from the vectors themselves."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        rows: dict[str, int],
+        rough: NDArray[np.float32],
+        exact: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+    ) -> None:
+        import numpy as np
+
+        self._np = np
+        self._ids = ids
+        self._rows = rows
+        self._rough = rough
+        self._exact = exact
+        self._known: dict[int, float] = {}
+
+    def __len__(self) -> int:
+        return int(self._np.isfinite(self._rough).sum())
+
+    def top(self, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest memories, nearest first (equal scores: the smaller id first)."""
+        np = self._np
+        rough = self._rough
+        k = min(k, len(self))
+        if k <= 0:
+            return []
+        wide = min(len(rough), max(SHORTLIST, 4 * k))
+        part = np.argpartition(-rough, wide - 1)[:wide] if wide < len(rough) else None
+        if part is None:
+            part = np.arange(len(rough))
+        part = part[np.isfinite(rough[part])]
+        scores = self._scores(part)
+        ids = self._ids
+        # Ties by id, not by row: rows follow the order memories reached this machine.
+        order = sorted(zip(part.tolist(), scores, strict=True), key=lambda p: (-p[1], ids[p[0]]))
+        return [(ids[row], score) for row, score in order[:k]]
+
+    def _scores(self, rows: NDArray[np.int64]) -> list[float]:
+        known = self._known
+        todo = [row for row in rows.tolist() if row not in known]
+        if todo:
+            picked = self._np.asarray(todo, dtype=self._np.int64)
+            known.update(zip(todo, self._exact(picked).tolist(), strict=True))
+        return [known[row] for row in rows.tolist()]
+
+    @property
+    def lowest(self) -> float:
+        """The lowest cosine of any memory (the zero of a min-max scale): on the sketch,
+        so close to the exact one once there are many."""
+        finite = self._rough[self._np.isfinite(self._rough)]
+        return round(float(finite.min()), SCORE_DIGITS) if finite.size else 0.0
+
+    def of(self, item_id: str) -> float | None:
+        """``item_id``'s cosine, or None when it has no vector."""
+        row = self._rows.get(item_id)
+        if row is None or not self._np.isfinite(self._rough[row]):
+            return None
+        return self._scores(self._np.asarray([row], dtype=self._np.int64))[0]
