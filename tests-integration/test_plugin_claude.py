@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ihmt_cli._agent_claude import CLAUDE_CODE
+
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"]},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]},
@@ -64,9 +66,9 @@ def test_claude_validates_the_marketplace_and_the_plugin_strictly(
         {"name": "ihmt-memory", "type": "stdio", "target": "ihmt", "args": ["mcp", "serve"]}
     ]
     assert [(h["event"], h["command"]) for h in provides["hooks"]] == [
-        ("SessionStart", "ihmt hook session-start --agent claude-code"),
-        ("UserPromptSubmit", "ihmt hook prompt --agent claude-code"),
+        (event, f"ihmt hook {ours} --agent claude-code") for event, ours in CLAUDE_CODE.hook_events
     ]
+    assert ("SessionStart", "session-start") in CLAUDE_CODE.hook_events
     assert provides["skills"] == ["ihmt:memory"]
 
 
@@ -97,11 +99,11 @@ def test_claude_installs_the_plugin_connects_runs_its_hook_and_uninstalls_cleanl
     # Not logged in, `claude -p` still runs the session's hooks before it gives up.
     _claude(claude, agent_env, "-p", "which database does lynx staging run?")
     log = home / ".ihmt" / "hooks" / "hooks.log"
-    runs = [json.loads(x) for x in log.read_text().splitlines()]
-    assert [(r["agent"], r["event"], r["error"]) for r in runs] == [
-        ("claude-code", "session-start", ""),
-        ("claude-code", "prompt", ""),
+    runs = [
+        (r["agent"], r["event"], r["error"]) for r in map(json.loads, log.read_text().splitlines())
     ]
+    assert runs[:2] == [("claude-code", "session-start", ""), ("claude-code", "prompt", "")]
+    assert {agent for agent, _, _ in runs} == {"claude-code"}
     cache = home / ".claude" / "plugins" / "cache"
     assert not [p for p in cache.rglob("*") if "ihmt_memory" in p.parts or p.name == "hooks.log"]
     assert notes.read_text() == USER_NOTES

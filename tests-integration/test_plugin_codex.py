@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from ihmt_cli._agent_codex import CODEX
+
 # A model provider on a closed loopback port: nothing leaves the machine.
 OFFLINE = (
     "-c",
@@ -159,15 +161,16 @@ def test_codex_installs_the_plugin_with_server_skill_and_hooks_and_removes_it(
     [skill] = [s for g in skills["data"] for s in g["skills"] if s.get("pluginId") == "ihmt@ihmt"]
     assert skill["name"] == "ihmt:memory"
     ours = [h for g in hooks["data"] for h in g["hooks"] if h.get("pluginId") == "ihmt@ihmt"]
+    # Codex names the events in camel case: SessionStart is sessionStart.
     assert [(h["eventName"], h["command"], h["trustStatus"]) for h in ours] == [
-        ("sessionStart", "ihmt hook session-start --agent codex", "untrusted"),
-        ("userPromptSubmit", "ihmt hook prompt --agent codex", "untrusted"),
+        (event[0].lower() + event[1:], f"ihmt hook {mine} --agent codex", "untrusted")
+        for event, mine in CODEX.hook_events
     ]
     assert {h["sourcePath"] for h in ours} == {str(installed / "hooks" / "codex-hooks.json")}
 
     # --dangerously-bypass-hook-trust stands in for the user trusting them in /hooks.
     _exec_until(codex, agent_env, project, lambda: len(_hook_runs(home)) >= 2)
-    assert _hook_runs(home) == [("codex", "session-start"), ("codex", "prompt")]
+    assert _hook_runs(home)[:2] == [("codex", "session-start"), ("codex", "prompt")]
     assert not list(installed.rglob("hooks.log")) and not list(installed.rglob("ihmt_memory"))
 
     _codex(codex, agent_env, "plugin", "remove", "ihmt@ihmt")

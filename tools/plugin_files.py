@@ -66,8 +66,14 @@ with the rules for using it.
 
 It needs the `ihmt` command on PATH (see INSTALL.md at the repository root). The memory is
 `$IHMT_HOME`, by default `~/.ihmt`: it stays where it is when the plugin is updated or
-uninstalled. docs/plugins.md at the repository root says how to install the plugin and how
-it was tested.
+uninstalled.
+
+Install it from a clone of the repository (or its `owner/repo` on GitHub):
+
+    claude plugin install ihmt --marketplace /path/to/ihmt
+    codex plugin marketplace add /path/to/ihmt && codex plugin add ihmt@ihmt
+
+docs/plugins.md at the repository root says what each agent gets and how it was tested.
 """
 
 
