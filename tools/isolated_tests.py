@@ -10,6 +10,11 @@ here.
 The venvs are made in the background while the first package's tests run (``uv`` links
 from its cache), and each package's tests run on ``--jobs`` pytest-xdist workers, as
 in ``make test-unit``. ``--jobs 0`` runs them in one process.
+
+Property-based tests (those hypothesis marks ``hypothesis``) are left out here unless
+``--with-properties`` is given: they import nothing the package's other tests do not,
+so they prove nothing more about the split, and ``make test-unit`` has just run every
+one of them against the same code. Running them twice was a third of CI's time.
 """
 
 from __future__ import annotations
@@ -104,7 +109,13 @@ def main(argv: list[str]) -> int:
         default=int(os.environ.get("JOBS", "2")),
         help="pytest-xdist workers per package (0: one process; default $JOBS or 2)",
     )
+    parser.add_argument(
+        "--with-properties",
+        action="store_true",
+        help="also run the property-based (hypothesis) tests, which make test-unit runs",
+    )
     args = parser.parse_args(argv[1:])
+    selection = [] if args.with_properties else ["-m", "not hypothesis"]
     only = set(args.packages)
     package_dirs = sorted(
         p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()
@@ -153,6 +164,7 @@ def main(argv: list[str]) -> int:
                         "pytest",
                         "-q",
                         *workers,
+                        *selection,
                         "-p",
                         "no:cacheprovider",
                         "--rootdir",
