@@ -12,8 +12,9 @@ that warm and answers in milliseconds, with meaning as well as words.
   for it to load. A hook talks only to a socket of its own user, served by a process
   of its own user (:func:`ask`).
 - It answers one request at a time: ``{"event", "project", "prompt", "seen"}`` in, the
-  :class:`~ihmt_cli._hook.Recall` fields out. It exits after :data:`IDLE_SECONDS`
-  without a request, or when the store is gone.
+  :class:`~ihmt_cli._hook.Recall` fields out; or a ``capture`` request from ``ihmt hook
+  stop`` (the statements to save, :func:`~ihmt_cli._hook_stop.answer_capture`). It
+  exits after :data:`IDLE_SECONDS` without a request, or when the store is gone.
 - ``IHMT_HOOK_SERVER=off`` turns it off (every hook then works alone, words only);
   where Unix sockets or ``fcntl`` do not exist it is off.
 """
@@ -281,6 +282,12 @@ def _answer(conn: socket.socket, memory: Any) -> None:
     conn.settimeout(ANSWER_TIMEOUT)
     try:
         request = json.loads(_read_line(conn))
+        if request.get("event") == "capture":
+            from ihmt_cli._hook_stop import answer_capture
+
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(answer_capture(memory, request)).encode("utf-8") + b"\n")
+            return
         seen = [s for s in request.get("seen") or [] if isinstance(s, str)]
         project = str(request.get("project") or "")
         if request.get("event") == "prompt":

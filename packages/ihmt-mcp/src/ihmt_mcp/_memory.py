@@ -310,6 +310,7 @@ class Memory:
         project: str | None = None,
         date: str | date | datetime | None = None,
         tags: Sequence[str] = (),
+        source: str = "agent",
     ) -> SaveResult:
         """Save one memory: refuse secrets, classify and split, store, extract facts, correct.
 
@@ -322,14 +323,18 @@ class Memory:
             project: the project it belongs to (default: the current one; '' = global).
             date: when what it says became true (default: a date in the text, else now).
             tags: extra tags to store with it.
+            source: who saved it: ``agent``, or ``session`` when ``ihmt hook stop``
+                captured it from what the user said (an explicit save outranks it).
 
         Raises:
             EmptyContentError, ContentTooLargeError, SecretRefusedError: nothing is written.
             ValueError: an invalid domain, content type or date.
         """
-        return save_memory(self, content, domain, content_type, replaces, project, date, tags)
+        return save_memory(
+            self, content, domain, content_type, replaces, project, date, tags, source
+        )
 
-    def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
+    def _ingest_facts(self, ids: Iterable[Leaf | str]) -> tuple[str, ...]:
         notices: list[str] = []
         timeline = self.timeline
         for recorded_of_leaf in timeline.ingest_many(ids):
@@ -345,7 +350,8 @@ class Memory:
     ) -> tuple[list[Leaf], int, tuple[str, ...]]:
         """Store one group of an ingest or an import: in one store batch, consolidated in
         the same batch (a leaf reaches the disk once, already stamped with its branch; the
-        group costs one flush and one index commit); then embed it and read its facts.
+        group costs one flush and one index commit); then read its facts (its vectors
+        come later, the slow part of an ingest: :mod:`ihmt_mcp._vector_fill`).
 
         Returns:
             the leaves stored, the branches created, the facts' notices.
@@ -356,9 +362,8 @@ class Memory:
             if consolidate:
                 domains = {leaf.domain for leaf in stored}
                 created = len(self._consolidate_domains(domains).branches_created)
-        self._write_vectors(stored)
         with self.store.locked():
-            notices = self._ingest_facts([leaf.leaf_id for leaf in stored])
+            notices = self._ingest_facts(stored)
         return stored, created, notices
 
     # ------------------------------------------------------------------ replaces
@@ -476,9 +481,10 @@ class Memory:
             self.settle_hand_edits()
             result = self.navigator.search(query, options, clue=clue)
         # A secret written into a file by hand, or pulled, is never served.
+        from ihmt_mcp._vector_fill import with_pending_vectors
         from ihmt_mcp._withheld import withhold_secrets
 
-        return withhold_secrets(result)
+        return with_pending_vectors(self, withhold_secrets(result))
 
     def secret_leaves(self) -> list[tuple[str, str, str]]:
         """``(id, path, what)`` of every memory whose file holds what looks like a secret

@@ -37,6 +37,7 @@ def save_memory(
     project: str | None = None,
     date: str | date | datetime | None = None,
     tags: Sequence[str] = (),
+    source: str = "agent",
 ) -> SaveResult:
     """What :meth:`Memory.save` does (its docstring says what it raises)."""
     from ihmt_mcp._replaces import settle_replace
@@ -64,8 +65,8 @@ def save_memory(
             None,
             doc_type=doc_type,
             domain=wanted_domain,
-            source="agent",
-            id_source=f"agent:{proj}",
+            source=source,
+            id_source=f"{source}:{proj}",
             tags=tags,
             project=proj,
             default_time=when or now_timestamp(),
