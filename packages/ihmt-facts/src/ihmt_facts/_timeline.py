@@ -161,17 +161,24 @@ class Timeline:
         """:meth:`ingest` for many leaves, in order, in one locked step (bulk ingests).
 
         The same as ingesting them one by one, at the cost of one lock, one store commit
-        for the leaves their changes flag OUTDATED and one journal append.
+        for the leaves their changes flag OUTDATED and one journal append. A :class:`Leaf`
+        is taken as the store holds it (what ``put_leaves`` returned: a bulk ingest does
+        not read back what it has just written); an id is read from the store.
 
         Returns:
             What :meth:`ingest` returns, one tuple per leaf.
 
         Raises:
-            UnknownLeafError: a leaf is not in the store (those before it are recorded).
+            UnknownLeafError: an id is not the store's (those before it are recorded).
         """
-        ids = [leaf.leaf_id if isinstance(leaf, Leaf) else leaf for leaf in leaves]
+        given = list(leaves)
         with self._writing() as pending:
-            return tuple(tuple(self._apply(self._read_leaf(i), pending)) for i in ids)
+            return tuple(
+                tuple(
+                    self._apply(leaf if isinstance(leaf, Leaf) else self._read_leaf(leaf), pending)
+                )
+                for leaf in given
+            )
 
     def record_fact(
         self,

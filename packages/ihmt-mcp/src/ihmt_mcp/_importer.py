@@ -93,7 +93,9 @@ def ingest_sources(
             progress=progress,
         )
         if not sources and text is None:
-            return imported
+            from ihmt_mcp._vector_fill import vectors_later
+
+            return vectors_later(memory, imported)
     options = IngestOptions(
         doc_type=parse_content_type(content_type),
         domain=parse_domain(domain),
@@ -109,7 +111,9 @@ def ingest_sources(
         consolidate=consolidate,
         progress=progress,
     )
-    return report if imported is None else imported.merged(report)
+    from ihmt_mcp._vector_fill import vectors_later
+
+    return vectors_later(memory, report if imported is None else imported.merged(report))
 
 
 def import_batches(

@@ -9,7 +9,7 @@ this protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -47,7 +47,15 @@ class MemoryParts(Protocol):
         """Embed newly stored leaves (a failure is logged: vectors are derived)."""
         ...
 
-    def _ingest_facts(self, ids: Iterable[str]) -> tuple[str, ...]:
+    def vectors_missing(self) -> int | None:
+        """Memories without a vector, or None when the semantic layer is off."""
+        ...
+
+    def index_semantic(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory that has no vector yet; how many were embedded."""
+        ...
+
+    def _ingest_facts(self, ids: Iterable[Leaf | str]) -> tuple[str, ...]:
         """Read the facts of the leaves ``ids``; the notices to relay."""
         ...
 

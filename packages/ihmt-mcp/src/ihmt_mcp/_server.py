@@ -571,6 +571,13 @@ def _warm_up(settings: Settings) -> None:
     load_embedder(settings.semantic, model=settings.semantic_model, cache_dir=settings.cache_dir)
 
 
+def _open_memory(settings: Settings) -> Memory:
+    """A memory of its own for a background thread (the store lock serialises it)."""
+    from ihmt_mcp._memory import Memory
+
+    return Memory.open(settings)
+
+
 def _background_sync(settings: Settings) -> BackgroundSync | None:
     """Sync the memory with its git remote on a period, in a thread with a memory of its
     own: ``IHMT_SYNC_EVERY`` in the server's environment, else what ``ihmt sync --every``
@@ -592,12 +599,7 @@ def _background_sync(settings: Settings) -> BackgroundSync | None:
     if period is None:
         return None
 
-    def open_memory() -> Memory:
-        from ihmt_mcp._memory import Memory
-
-        return Memory.open(settings)
-
-    rounds = BackgroundSync(open_memory, period, folder=settings.store_path)
+    rounds = BackgroundSync(lambda: _open_memory(settings), period, folder=settings.store_path)
     rounds.start()
     logger.info("syncing the memory with its git remote every %.0f s", period)
     return rounds
@@ -623,11 +625,17 @@ def main(argv: list[str] | None = None) -> int:
     # The sentence encoder (the [semantic] extra) loads while the client says hello, so
     # that the first search does not wait for it; the process keeps it warm after that.
     threading.Thread(target=_warm_up, args=(settings,), daemon=True).start()
+    # The vectors an ingest left to compute (ihmt_mcp._vector_fill), in a thread too.
+    from ihmt_mcp._vector_fill import VectorFill
+
+    fill = VectorFill(lambda: _open_memory(settings))
+    fill.start()
     try:
         server.run("stdio")
     except KeyboardInterrupt:
         return 130
     finally:
+        fill.stop()
         if background is not None:
             background.stop()
     return 0
