@@ -12,6 +12,7 @@ from ihmt_cli._agent_plan import Plan
 from ihmt_cli._agent_setup import server_spec
 from ihmt_cli._base import State, command, pass_state
 from ihmt_cli._hook import EVENTS, HOOK_AGENTS
+from ihmt_cli._hook_stop import STOP_EVENTS
 from ihmt_cli._install import install_plan, setup_of, uninstall_plan
 from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
 
@@ -170,7 +171,7 @@ MAX_HOOK_INPUT = 4 * 1024 * 1024
 
 # A hook logs to IHMT_HOME/hooks/hooks.log and must never write to the agent's stderr.
 @command("hook", configures_logging=False)
-@click.argument("event", type=click.Choice(sorted(EVENTS)), metavar="EVENT")
+@click.argument("event", type=click.Choice(sorted({*EVENTS, *STOP_EVENTS})), metavar="EVENT")
 @click.option(
     "--agent",
     type=click.Choice(HOOK_AGENTS),
@@ -184,13 +185,16 @@ MAX_HOOK_INPUT = 4 * 1024 * 1024
     help="The IHMT_HOME to recall from (default: $IHMT_HOME, else ~/.ihmt).",
 )
 def hook_command(event: str, agent: Agent, home: Path | None) -> None:
-    """Recall for an agent's lifecycle hook: EVENT is session-start or prompt.
+    """Recall or capture for an agent's lifecycle hook: EVENT is session-start, prompt or
+    stop.
 
     Reads the agent's hook JSON on stdin (session_id, cwd, prompt, source). On a prompt it
     prints the memory's compact answer only when it is confident, ambiguous or relays a
     correction, and never a memory already added in this session; on session start, a
-    short digest of the project. Prints nothing otherwise, always exits 0, and logs each
-    run to IHMT_HOME/hooks/hooks.log ('ihmt doctor' shows the last one). 'ihmt install'
+    short digest of the project. On stop (Stop, PreCompact) it reads the new part of the
+    session's transcript and saves the durable statements the user made, never twice
+    (docs/capture.md). Prints nothing otherwise, always exits 0, and logs each run to
+    IHMT_HOME/hooks/hooks.log ('ihmt doctor' shows the last one). 'ihmt install'
     registers it.
     """
     import sys
@@ -203,7 +207,12 @@ def hook_command(event: str, agent: Agent, home: Path | None) -> None:
         raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read(MAX_HOOK_INPUT)
     except (OSError, ValueError):
         raw = b""
-    output = run_hook(EVENTS[event], agent, raw, home=target)
+    if event in STOP_EVENTS:
+        from ihmt_cli._hook_stop import run_stop
+
+        output = run_stop(agent, raw, home=target)
+    else:
+        output = run_hook(EVENTS[event], agent, raw, home=target)
     if output:
         sys.stdout.write(output)
         sys.stdout.flush()
