@@ -6,6 +6,12 @@ the older is inferred outdated for this answer only (:func:`earlier_statements`,
 :func:`mark_earlier`); every corrected hit carries a notice naming its correction
 (:func:`outdated_notices`). :func:`find_corrected` says which earlier memories a
 ``replaces`` hint describes.
+
+A memory an agent or the user saved outranks one ``ihmt hook stop`` captured from a
+conversation (source :data:`CAPTURED_SOURCE`) when both answer equally well: on an equal
+score, and as the newer of two statements about one thing. Someone chose to save the
+first; rules only guessed the second, and a capture that changes a fact records its
+correction when it is saved, so its recency proves nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from ihmt_navigator._records import CorrectionMatch, Hit, SearchOptions
 from ihmt_store import (
     Candidate,
     CorruptFileError,
+    Entry,
     FieldWeights,
     LeafNotFoundError,
     Store,
@@ -37,9 +44,11 @@ from ihmt_store import (
 )
 
 __all__ = [
+    "CAPTURED_SOURCE",
     "corrections_first",
     "earlier_statements",
     "find_corrected",
+    "is_captured",
     "mark_earlier",
     "newer_among_ties",
     "outdated_notices",
@@ -118,10 +127,22 @@ def find_corrected(
     )
 
 
+CAPTURED_SOURCE = "session"
+"""The ``source`` of a memory that ``ihmt hook stop`` captured from a conversation."""
+
+
+def is_captured(entry: Entry) -> bool:
+    """True for a memory captured from a conversation rather than saved by someone."""
+    return entry.source == CAPTURED_SOURCE
+
+
 def corrections_first(
     store: Store, q: Query, ranked: list[Candidate], scores: dict[str, float]
 ) -> list[Candidate]:
-    """Move each OUTDATED leaf's current version (following the chain) right above it."""
+    """Move each OUTDATED leaf's current version (following the chain) right above it;
+    first, among equal scores, a saved memory before a captured one (a stable sort keeps
+    the order of ``ranked`` otherwise)."""
+    ranked = sorted(ranked, key=lambda c: (-scores[c.entry.id], is_captured(c.entry)))
     by_id = {c.entry.id: c for c in ranked}
     out: list[Candidate] = []
     placed: set[str] = set()
@@ -174,7 +195,9 @@ def newer_among_ties(
     ties = [
         c
         for c in ranked[:NAMESAKE_POOL]
-        if same_statement(q, best, c, scores, tie_floor) and set(best.matched) <= set(c.matched)
+        if same_statement(q, best, c, scores, tie_floor)
+        and set(best.matched) <= set(c.matched)
+        and (is_captured(best.entry) or not is_captured(c.entry))
     ]
     newest = max(ties, key=lambda c: c.entry.timestamp, default=None)
     if newest is None or newest.entry.timestamp <= best.entry.timestamp:
