@@ -32,6 +32,28 @@ def test_a_reader_gets_everything_first_then_only_what_changed(tmp_path: Path) -
     assert store.derived_ids(SPACE) == {a, b, c}
 
 
+def test_a_reader_can_take_everything_a_page_at_a_time(tmp_path: Path) -> None:
+    texts = [f"note number {n}" for n in range(7)]
+    store, leaves = store_with(tmp_path / "m", texts)
+    ids = [leaf.leaf_id for leaf in leaves]
+    store.put_derived(SPACE, {i: i.encode() for i in ids[:5]})
+    store.put_derived(SPACE, {ids[1]: b"again"})  # rewritten: read once, as it is now
+    seen: dict[str, bytes | None] = {}
+    epoch, seq, pages = None, 0, 0
+    while True:
+        page = store.derived_changes(SPACE, epoch, seq, limit=2)
+        assert page.reset == (pages == 0) and len(page.rows) <= 2
+        seen.update(page.rows)
+        epoch, seq, pages = page.epoch, page.seq, pages + 1
+        if len(page.rows) < 2:
+            break
+    assert seen == {**{i: i.encode() for i in ids[:5]}, ids[1]: b"again"} and pages == 3
+    store.forget(ids[0])
+    store.put_derived(SPACE, {ids[6]: b"new"})
+    after = store.derived_changes(SPACE, epoch, seq, limit=10)
+    assert not after.reset and dict(after.rows) == {ids[0]: None, ids[6]: b"new"}
+
+
 def test_spaces_do_not_mix(tmp_path: Path) -> None:
     store, leaves = store_with(tmp_path / "m", ["one memory"])
     item = leaves[0].leaf_id

@@ -37,10 +37,12 @@ SKETCH_FROM = 16_384
 below, every row is scored exactly."""
 SKETCH_DIMS = 128
 """Principal components a row's sketch keeps."""
-SKETCH_SAMPLE = 16_384
+SKETCH_SAMPLE = 8192
 """Rows the principal components are fitted on (evenly spaced over all of them)."""
-SHORTLIST = 2048
+SHORTLIST = 1024
 """Rows the sketch hands to the exact scoring (at least four times those asked for)."""
+PAGE = 16_384
+"""Vectors read from the store at a time."""
 _CODES = 127.0
 
 
@@ -137,12 +139,15 @@ class VectorIndex:
     def refresh(self) -> None:
         """Catch up with the vectors written since the last look (by any process)."""
         with self._lock:
-            changes = self.store.derived_changes(self.space, self._epoch, self._seq)
-            if changes.reset:
-                self._clear()
-            if changes.rows:
-                self._apply(changes.rows)
-            self._epoch, self._seq = changes.epoch, changes.seq
+            while True:  # a page at a time: a first load of 500,000 stays small
+                changes = self.store.derived_changes(self.space, self._epoch, self._seq, limit=PAGE)
+                if changes.reset:
+                    self._clear()
+                if changes.rows:
+                    self._apply(changes.rows)
+                self._epoch, self._seq = changes.epoch, changes.seq
+                if len(changes.rows) < PAGE:
+                    return
 
     def _grow(self, need: int) -> None:
         """Room for ``need`` rows, growing by half again: a save costs no full copy."""
@@ -185,13 +190,9 @@ class VectorIndex:
         if gone:
             self._live[np.asarray(gone, dtype=np.int64)] = False
         at = np.fromiter(targets, dtype=np.int64, count=len(targets))
-        joined = b"".join(targets.values())
-        step = 8192  # converted a slice at a time: a first load of 500,000 stays small
-        for begin in range(0, len(at), step):
-            part = at[begin : begin + step]
-            raw = joined[begin * size : (begin + len(part)) * size]
-            block = np.frombuffer(raw, dtype=np.float16).reshape(len(part), dim)
-            self._store_rows(part, block.astype(np.float32))
+        if len(at):
+            block = np.frombuffer(b"".join(targets.values()), dtype=np.float16)
+            self._store_rows(at, block.reshape(len(at), dim).astype(np.float32))
         self._live[at] = True
         live = int(self._live[: len(self._ids)].sum())
         if live >= SKETCH_FROM and live >= 8 * max(self._fitted_at, SKETCH_FROM // 8):
@@ -244,16 +245,21 @@ class VectorIndex:
         vector = self.embedder.embed([text])[0].astype(np.float32)
         with self._lock, _one_blas_thread():
             n = len(self._ids)
-            probe = vector if self._basis is None else vector @ self._basis
+            sketched = self._basis is not None
+            probe = vector @ self._basis if self._basis is not None else vector
             rough = self._sketch[:n] @ probe
             rough[~self._live[:n]] = -np.inf
             codes, scale = self._codes, self._scale
 
-            def exact(rows: Any) -> Any:
+        def exact(rows: Any) -> Any:
+            if not sketched:  # the sketch is the vectors themselves
+                return np.round(rough[rows].astype(np.float64), SCORE_DIGITS)
+            with _one_blas_thread():
                 cos = (codes[rows].astype(np.float32) @ vector) * scale[rows]
-                return np.round(cos.astype(np.float64), SCORE_DIGITS)
+            return np.round(cos.astype(np.float64), SCORE_DIGITS)
 
-            return Similarities(list(self._ids), dict(self._row), rough, exact)
+        # The id list and row map only ever grow: rows past ``n`` are not this answer's.
+        return Similarities(self._ids, self._row, rough, exact, wide=sketched)
 
 
 class Similarities:
@@ -261,14 +267,17 @@ class Similarities:
     :data:`SCORE_DIGITS` decimals.
 
     ``rough`` is every row's score on the sketch (``-inf`` for a row without a vector);
-    ``exact`` scores the rows it is given from the vectors themselves."""
+    ``exact`` scores the rows it is given from the vectors themselves; ``wide``: the
+    sketch is an approximation, so a shortlist of :data:`SHORTLIST` is scored exactly."""
 
     def __init__(
         self,
         ids: list[str],
         rows: dict[str, int],
         rough: NDArray[np.float32],
-        exact: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+        exact: Callable[[Any], Any],
+        *,
+        wide: bool = False,
     ) -> None:
         import numpy as np
 
@@ -277,10 +286,13 @@ class Similarities:
         self._rows = rows
         self._rough = rough
         self._exact = exact
-        self._known: dict[int, float] = {}
+        self._wide = wide
+        self._count: int | None = None
 
     def __len__(self) -> int:
-        return int(self._np.isfinite(self._rough).sum())
+        if self._count is None:
+            self._count = int(self._np.isfinite(self._rough).sum())
+        return self._count
 
     def top(self, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest memories, nearest first (equal scores: the smaller id first)."""
@@ -289,24 +301,21 @@ class Similarities:
         k = min(k, len(self))
         if k <= 0:
             return []
-        wide = min(len(rough), max(SHORTLIST, 4 * k))
-        part = np.argpartition(-rough, wide - 1)[:wide] if wide < len(rough) else None
-        if part is None:
-            part = np.arange(len(rough))
+        # A margin past ``k``, so that the memories tied with the k-th are all weighed.
+        want = k + 64
+        wide = max(SHORTLIST, 4 * k) if self._wide else want
+        part = _best(np, rough, wide)
         part = part[np.isfinite(rough[part])]
-        scores = self._scores(part)
+        scores = self._exact(part)
+        if len(part) > want:
+            keep = _best(np, scores, want)
+            part, scores = part[keep], scores[keep]
         ids = self._ids
         # Ties by id, not by row: rows follow the order memories reached this machine.
-        order = sorted(zip(part.tolist(), scores, strict=True), key=lambda p: (-p[1], ids[p[0]]))
-        return [(ids[row], score) for row, score in order[:k]]
-
-    def _scores(self, rows: NDArray[np.int64]) -> list[float]:
-        known = self._known
-        todo = [row for row in rows.tolist() if row not in known]
-        if todo:
-            picked = self._np.asarray(todo, dtype=self._np.int64)
-            known.update(zip(todo, self._exact(picked).tolist(), strict=True))
-        return [known[row] for row in rows.tolist()]
+        order = sorted(
+            zip(scores.tolist(), part.tolist(), strict=True), key=lambda p: (-p[0], ids[p[1]])
+        )
+        return [(ids[row], score) for score, row in order[:k]]
 
     @property
     def lowest(self) -> float:
@@ -317,7 +326,15 @@ class Similarities:
 
     def of(self, item_id: str) -> float | None:
         """``item_id``'s cosine, or None when it has no vector."""
+        np = self._np
         row = self._rows.get(item_id)
-        if row is None or not self._np.isfinite(self._rough[row]):
+        if row is None or row >= len(self._rough) or not np.isfinite(self._rough[row]):
             return None
-        return self._scores(self._np.asarray([row], dtype=self._np.int64))[0]
+        return float(self._exact(np.asarray([row], dtype=np.int64))[0])
+
+
+def _best(np: Any, scores: Any, count: int) -> Any:
+    """The positions of the ``count`` highest of ``scores``, in no order."""
+    if count >= len(scores):
+        return np.arange(len(scores))
+    return np.argpartition(-scores, count - 1)[:count]

@@ -168,7 +168,9 @@ class DerivedTable:
         )
         return {row[0] for row in rows}
 
-    def changes(self, space: str, epoch: int | None, seq: int) -> DerivedChanges:
+    def changes(
+        self, space: str, epoch: int | None, seq: int, limit: int | None = None
+    ) -> DerivedChanges:
         conn = self.conn
         with _transaction(conn, write=False):
             head = conn.execute(
@@ -177,7 +179,17 @@ class DerivedTable:
             now_epoch, now_seq = (int(head[0]), int(head[1])) if head else (0, 0)
             reset = epoch != now_epoch
             after = 0 if reset else seq
-            if reset:  # everything there is, in the table's own order (one per item)
+            if limit is not None:  # a page, in the order written; the seq says where it ends
+                rows = conn.execute(
+                    "SELECT item_id, data, seq FROM derived WHERE space = ? AND seq > ?"
+                    + (" AND data IS NOT NULL" if reset else "")
+                    + " ORDER BY seq LIMIT ?",
+                    (space, after, limit),
+                ).fetchall()
+                if len(rows) == limit:
+                    now_seq = int(rows[-1][2])
+                rows = [(item, data) for item, data, _ in rows]
+            elif reset:  # everything there is, in the table's own order (one per item)
                 rows = conn.execute(
                     "SELECT item_id, data FROM derived WHERE space = ? AND data IS NOT NULL",
                     (space,),

@@ -650,10 +650,16 @@ class Store(StoreBase):
         with self._locked():
             self._derived_call(lambda table: table.clear(space))
 
-    def derived_changes(self, space: str, epoch: int | None = None, seq: int = 0) -> DerivedChanges:
-        """What was written to ``space`` after ``(epoch, seq)``; everything for a new reader."""
+    def derived_changes(
+        self, space: str, epoch: int | None = None, seq: int = 0, *, limit: int | None = None
+    ) -> DerivedChanges:
+        """What was written to ``space`` after ``(epoch, seq)``; everything for a new reader.
+
+        With ``limit``, at most that many rows, oldest first, and the ``seq`` of the last
+        one when more follow: ask again from there (a reader of 500,000 vectors never
+        holds them all as bytes at once)."""
         check_space(space)
-        return self._derived_call(lambda table: table.changes(space, epoch, seq))
+        return self._derived_call(lambda table: table.changes(space, epoch, seq, limit))
 
     def derived_ids(self, space: str) -> set[str]:
         """The items that have data in ``space``."""
