@@ -44,7 +44,7 @@ from collections.abc import Callable  # noqa: E402
 from dataclasses import asdict, dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
-from ihmt_mcp._secrets import find_secrets  # noqa: E402
+from ihmt_mcp._secrets import find_secrets, scan_text  # noqa: E402
 
 RESULTS = HERE / "results" / "secrets.json"
 
@@ -471,6 +471,22 @@ def scan_ms(texts: list[str], repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+CODE = "def area(width, height):\n    return width * height\n\n\nclass Shape:\n    pass\n"
+"""Code around each text when the line prefilter is checked (its lines are left out)."""
+
+
+def prefilter_differs(texts: list[str]) -> list[str]:
+    """Texts the scan reads differently with the line prefilter than without, each
+    placed in a file of code and also split one word a line (must be none)."""
+    out = []
+    for text in texts:
+        for form in (text, text.replace(" ", "\n")):
+            placed = f"{CODE}{form}\n{CODE}"
+            if scan_text(placed, prefilter=True) != scan_text(placed, prefilter=False):
+                out.append(form[:120])
+    return out
+
+
 def run(seed: int) -> dict[str, Any]:
     g = Gen(seed)
     formats = secret_formats(g)
@@ -492,6 +508,7 @@ def run(seed: int) -> dict[str, Any]:
         "missed": [asdict(f) | {"text": f.text[:120]} for f in missed],
         "harmless": len(harmless),
         "false_refusals": refused,
+        "prefilter_differs": prefilter_differs([f.text for f in formats] + harmless),
         "scan_ms_median": round(scan_ms([f.text for f in formats] + harmless), 3),
     }
 
@@ -511,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
         f"| promised formats | {report['promised']} | missed {len(report['promised_missed'])} |",
         f"| harmless sentences | {harmless} | false refusals {refused}/{harmless} "
         f"({refused / harmless:.1%}) |",
+        f"| line prefilter | {formats + harmless} | read differently "
+        f"{len(report['prefilter_differs'])} |",
         f"| one scan | — | median {report['scan_ms_median']} ms |",
     ]
     for row in rows:

@@ -43,6 +43,7 @@ def test_secret_benchmark_prints_its_table_and_misses_nothing_promised(tmp_path:
     assert report["promised_missed"] == [], report["missed"]
     assert report["false_refusals"] == [], report["false_refusals"]
     assert report["caught"] == report["formats"]
+    assert report["prefilter_differs"] == [], report["prefilter_differs"]
     assert report["scan_ms_median"] > 0
 
 
@@ -62,5 +63,8 @@ def test_every_format_is_refused_and_every_harmless_sentence_kept_for_any_seed(
     missed = [
         f.name for f in BENCH.secret_formats(g) if f.promised and not BENCH.find_secrets(f.text)
     ]
-    refused = [t for t in BENCH.harmless_sentences(g) if BENCH.find_secrets(t)]
+    harmless = BENCH.harmless_sentences(g)
+    refused = [t for t in harmless if BENCH.find_secrets(t)]
     assert missed == [] and refused == [], (missed, refused)
+    texts = [f.text for f in BENCH.secret_formats(BENCH.Gen(seed))] + harmless
+    assert BENCH.prefilter_differs(texts) == []

@@ -205,3 +205,32 @@ def test_an_embedder_reranks_only_the_candidates(tmp_path: Path) -> None:
         assert sum(index.store.derived_counts().values()) <= CodeSearch.rerank
     finally:
         index.close()
+
+
+def test_a_secret_line_is_withheld_and_the_rest_of_its_file_indexed(
+    index: ProjectIndex, project: Path
+) -> None:
+    token = "9f86d081884c7d659a2feaa0c55ad015"  # assembled: no secret-shaped literal here
+    (project / "orders" / "config.py").write_text(
+        "def connect(host):\n"
+        '    """Open the orders database."""\n'
+        '    settings = {"api_token":\n'
+        f'    "{token}"}}\n'
+        "    return host, settings\n",
+        encoding="utf-8",
+    )
+    header = "-----BEGIN " + "RSA PRIVATE KEY-----"
+    (project / "orders" / "key.py").write_text(
+        f'KEY = """{header}\nMIIEowIBAAKCAQEA7x\n-----END RSA PRIVATE KEY-----"""\n\n'
+        "def sign(data):\n    return data\n",
+        encoding="utf-8",
+    )
+    answer = index.find("connect")
+    assert answer.startswith("orders/config.py:1-5") and "Open the orders database" in answer
+    assert answer.count("[line withheld") == 2 and token not in answer
+    texts = [leaf.text for leaf in index.store.read_leaves(
+        [e.id for e in index.store.iter_entries("leaf")]
+    )]  # fmt: skip
+    assert not any(token in text for text in texts)
+    assert not any("MIIEowIBAAKCAQEA7x" in text for text in texts)
+    assert "orders/key.py" not in index.map() and "orders/config.py" in index.map()

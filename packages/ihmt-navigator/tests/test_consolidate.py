@@ -319,3 +319,32 @@ def test_the_summarizer_and_the_consolidator_weigh_against_the_source_given(
 
 def _branch_ids(store: Store) -> list[str]:
     return [entry.id for entry in store.iter_entries("branch")]
+
+
+class _Refusing:
+    """A summarizer that fails the test when called: an outline never asks for text."""
+
+    name = "refusing"
+
+    def summarize(self, children: object, *, domain: str, layer: int) -> object:
+        raise AssertionError("an outline consolidation called the summarizer")
+
+
+def test_an_outline_tree_lists_children_without_summaries(
+    make_store: Callable[..., Store], fill: Fill
+) -> None:
+    store = make_store(branch_factor=4)
+    ids = fill(store, _notes(10))
+    outline = Consolidator(store, _Refusing(), outline=True)  # type: ignore[arg-type]
+    report = outline.consolidate(force=True)
+    assert report.branches_created
+    for entry in store.iter_entries("branch"):
+        branch = store.read_branch(entry.id)
+        assert branch.summary == "" and branch.keywords == () and branch.backend == "outline"
+        assert branch.title.startswith(branch.children[0].title)
+        assert branch.leaf_count == sum(c.leaf_count for c in branch.children)
+    first = store.read_branch(store.entry(ids[0]).parent_id or "")
+    assert [c.id for c in first.children] == ids[:4]
+    assert first.time_start == min(c.time_start for c in first.children if c.time_start)
+    outline.refresh([first.node_id])
+    _reachable(store)

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeGuard, cast
 from ihmt_chunkers import BinaryContentError, chunk, decode
 from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
 from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._withheld import withhold_lines
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_navigator import (
     CodeSearch,
@@ -45,9 +46,12 @@ MAX_INDEX_BYTES = 512 * 1024
 MAX_INDEX_FILES = 20_000
 """A folder with more files than this is not a project (a home folder, a disk root)."""
 MANIFEST = "ihmt_mcp_manifest.json"
-MANIFEST_VERSION = 2
-"""2: files holding secrets are left out; an older manifest is re-derived, so what an
-earlier version indexed from such files is dropped on the next sync."""
+MANIFEST_VERSION = 3
+"""2: files holding secrets are left out; 3: only their secret lines are, unless the
+secret runs over several lines. An older manifest is re-derived, so every file is hashed
+again on the next sync (a file version 2 left out is indexed)."""
+_MANY_LINES = frozenset({"a private key", "a seed phrase"})
+"""Kinds of secret that leave their whole file out of the index."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
 Skipped = Literal["", "too large", "binary", "holds a secret"]
 """Why a file of the project is not in its index ('' when it is)."""
@@ -253,7 +257,8 @@ class ProjectIndex:
                     parents |= self._drop(manifest.pop(rel).leaves)
                 for rank, rel, _full, data, sha, st in todo:
                     parents |= self._reindex(rank, rel, data, sha, st)
-            consolidator = Consolidator(store, self._summary(), frequencies=store)
+            # Branches keep path order for the tree; nobody reads them as text here.
+            consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
             refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
             report = consolidator.consolidate(domains=[CODE_DOMAIN])
             self._save_manifest()
@@ -300,12 +305,18 @@ class ProjectIndex:
                 text = decode(data).text
             except BinaryContentError:
                 record.skipped = "binary"
-        if text and find_secrets(text):
-            # The same rule as save_memory: a key in a file must not reach the index, its
-            # branch summaries or a find_code answer.
-            logger.info("left %s out of the index: it holds a secret", rel)
+        found = find_secrets(text) if text else ()
+        if any(finding.kind in _MANY_LINES for finding in found):
+            # A key block or a seed phrase runs over lines a finding does not name.
+            logger.info("left %s out of the index: it holds %s", rel, found[0].kind)
             record.skipped = "holds a secret"
             text = ""
+        elif found:
+            # The same rule as save_memory: a secret in a file must not reach the index or
+            # a find_code answer. Its line is withheld, the rest of the file is indexed: a
+            # whole module left out for one line (or one false alarm) is code nobody finds.
+            logger.info("withheld %d line(s) of %s: what looks like a secret", len(found), rel)
+            text = withhold_lines(text, found)
         leaves: list[Leaf] = []
         if text.strip():
             config = store.config

@@ -23,10 +23,12 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from ihmt_mcp._secret_lines import VENDOR_PLUGINS, keep_lines
 
 __all__ = ["SecretFinding", "find_secrets", "normalise"]
 
@@ -39,6 +41,9 @@ class SecretFinding:
     """A plain name, e.g. ``a GitHub token`` or ``a private key``."""
     line: int
     """1-based line number."""
+    last_line: int = field(default=0, compare=False)
+    """The last line the secret's match runs to (``password =`` then the value on the
+    next line); ``line`` itself when it holds one line, or 0 when not known."""
 
 
 # Zero-width characters, the soft hyphen, the word joiner and the BOM: invisible, and
@@ -52,6 +57,8 @@ def normalise(text: str) -> str:
     Lines stay lines (same count, same order), so a finding's line number is the line
     of the original text.
     """
+    if text.isascii():
+        return text  # NFKC leaves ASCII as it is, and every invisible character is not ASCII
     return "\n".join(
         _INVISIBLE.sub("", unicodedata.normalize("NFKC", line)) for line in text.split("\n")
     )
@@ -478,8 +485,15 @@ _MAX_LINE = 4096
 """Vendor plugins see at most this much of a line (their patterns are not all bounded)."""
 
 
-def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], int]) -> None:
-    """Every rule over ``text`` (already normalised); ``add(kind, line)`` records.
+def _scan(
+    text: str,
+    add: Callable[[str, int, int], None],
+    line_of: Callable[[int], int],
+    hot: Sequence[bool] | None = None,
+) -> None:
+    """Every rule over ``text`` (already normalised); ``add(kind, line, last line)``
+    records.
+    The vendor plugins read only the lines ``hot`` marks (every line when None).
 
     The last two rules are fallbacks for shapes nobody names (a random string after
     "token", 88 characters of base64): they speak only on a line no other rule found
@@ -487,9 +501,12 @@ def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], i
     """
     named: set[int] = set()
 
-    def note(kind: str, line: int) -> None:
+    def note(kind: str, line: int, last: int = 0) -> None:
         named.add(line)
-        add(kind, line)
+        add(kind, line, max(line, last))
+
+    def lines(match: re.Match[str]) -> tuple[int, int]:
+        return line_of(match.start()), line_of(max(match.start(), match.end() - 1))
 
     lower = text.lower()
     present = {needle for needle in _NEEDLES if needle in lower}
@@ -497,27 +514,27 @@ def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], i
         if needles and present.isdisjoint(needles):
             continue  # a substring test is far cheaper than a regex pass
         for match in pattern.finditer(text):
-            note(kind, line_of(match.start()))
+            note(kind, *lines(match))
     for match in _ASSIGNMENT.finditer(text):
         value = _assigned_value(match.group("value"))
         word = match.group("word").lower()
         if "pass" in word or word in ("pwd", "contraseña", "contrasena", "clave"):
             if _is_password_value(value):
-                note("a password", line_of(match.start()))
+                note("a password", *lines(match))
         elif _is_token_value(value) or (
             word in ("secret", "api_key", "api-key", "apikey")
             and _is_password_value(value)
             and len(value) >= 12
         ):
             note("a secret key" if "key" in word or word == "secret" else "a token",
-                line_of(match.start()))  # fmt: skip
+                *lines(match))  # fmt: skip
     for match in _PROSE.finditer(text):
         if _is_prose_password(match.group("value")):
-            note("a password", line_of(match.start()))
+            note("a password", *lines(match))
     for match in _COMMAND.finditer(text):
         value = match.group("glued") or match.group("spaced") or match.group("flag") or ""
         if _is_password_value(value.strip("'\"")):
-            note("a password on a command line", line_of(match.start()))
+            note("a password on a command line", *lines(match))
     for match in _CREDENTIAL_LINE.finditer(text):
         value = (match.group("netrc") or match.group("pgpass") or match.group("wifi") or "").rstrip(
             ".,;"
@@ -526,18 +543,18 @@ def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], i
         if _is_password_value(value) or (
             len(value) >= 8 and _classes(value) >= 2 and value[0] not in "$<{%"
         ):
-            note("a password", line_of(match.start()))
+            note("a password", *lines(match))
     for match in _PASSPHRASE.finditer(text):
         if _is_passphrase(match.group("value")):
-            note("a passphrase", line_of(match.start()))
+            note("a passphrase", *lines(match))
     for match in _BARE_AWS_SECRET.finditer(text):
         if _is_bare_aws_secret(match.group(0)):
-            note("an AWS secret key", line_of(match.start()))
+            note("an AWS secret key", *lines(match))
     plugins = _vendor_plugins()
     offset = 0
-    for line in text.split("\n"):
+    for number, line in enumerate(text.split("\n")):
         start, offset = offset, offset + len(line) + 1
-        if len(line) < 8:
+        if len(line) < 8 or (hot is not None and not hot[number]):
             continue
         clipped = line[:_MAX_LINE]
         for plugin in plugins:
@@ -546,13 +563,13 @@ def _scan(text: str, add: Callable[[str, int], None], line_of: Callable[[int], i
     for match in _BARE_AZURE_KEY.finditer(text):
         at = line_of(match.start())
         if at not in named and _is_bare_azure_key(match.group(0)):
-            note("an Azure storage key", at)
+            note("an Azure storage key", *lines(match))
     for match in _PROSE_TOKEN.finditer(text):
         at = line_of(match.start())
         if at not in named and _is_prose_token(
             match.group("value"), match.group("gap"), match.group("link")
         ):
-            note("a token", at)
+            note("a token", *lines(match))
 
 
 def _decoded_runs(text: str) -> list[tuple[int, str]]:
@@ -575,18 +592,39 @@ def _decoded_runs(text: str) -> list[tuple[int, str]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _plugins_known() -> bool:
+    return {type(plugin).__name__ for plugin in _vendor_plugins()} <= VENDOR_PLUGINS
+
+
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
-    """Every secret-shaped thing in ``text``, first line first (kinds only, no values)."""
-    found: list[SecretFinding] = []
-    seen: set[tuple[str, int]] = set()
+    """Every secret-shaped thing in ``text``, first line first (kinds only, no values).
+
+    Lines that cannot hold one are left out before the rules run (see
+    :mod:`ihmt_mcp._secret_lines`): a file of code is mostly such lines.
+    """
+    return scan_text(text, prefilter=True)
+
+
+def scan_text(text: str, *, prefilter: bool) -> tuple[SecretFinding, ...]:
+    """:func:`find_secrets`, with the line prefilter or (``prefilter=False``) every rule
+    over every line: the reference the prefilter is tested against."""
+    found: dict[tuple[str, int], int] = {}
     clean = normalise(text)
+    hot: list[bool] | None = None
+    if prefilter:
+        keep, hot = keep_lines(clean, every_plugin_known=_plugins_known())
+        if not all(keep):
+            # A left-out line becomes one character no rule takes for a space or a word
+            # (emptied, it would let ``^\s{0,8}MII`` start a key block lines earlier).
+            clean = "\n".join(
+                line if kept else "\x00" for line, kept in zip(clean.split("\n"), keep, strict=True)
+            )
 
-    def add(kind: str, line: int) -> None:
-        if (kind, line) not in seen:
-            seen.add((kind, line))
-            found.append(SecretFinding(kind=kind, line=line))
+    def add(kind: str, line: int, last: int) -> None:
+        found[kind, line] = max(found.get((kind, line), line), last)
 
-    _scan(clean, add, lambda offset: clean.count("\n", 0, offset) + 1)
+    _scan(clean, add, lambda offset: clean.count("\n", 0, offset) + 1, hot)
     for offset, decoded in _decoded_runs(clean):
         line = clean.count("\n", 0, offset) + 1
         inner = normalise(decoded)
@@ -601,6 +639,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
                 and not any(c.isspace() for c in secret)
                 and _is_password_value(secret)
             ):
-                add("an encoded credential", line)
-    found.sort(key=lambda f: f.line)
-    return tuple(found)
+                add("an encoded credential", line, line)
+    findings = [SecretFinding(kind=k, line=n, last_line=last) for (k, n), last in found.items()]
+    findings.sort(key=lambda f: f.line)
+    return tuple(findings)

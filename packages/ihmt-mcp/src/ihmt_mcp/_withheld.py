@@ -5,18 +5,18 @@ is not served by a search, not sent by a sync, and ``ihmt doctor`` lists it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._secrets import SecretFinding, find_secrets
 from ihmt_store import MAX_LEAF_BYTES, Store
 
 if TYPE_CHECKING:
     from ihmt_navigator import SearchResult
 
-__all__ = ["WITHHELD", "secret_in", "secret_leaves", "withhold_secrets"]
+__all__ = ["WITHHELD", "secret_in", "secret_leaves", "withhold_lines", "withhold_secrets"]
 
 WITHHELD = "[line withheld: it holds what looks like {kind}; remove it from the memory's file]"
 """What a search serves in place of a line that holds a secret."""
@@ -36,12 +36,20 @@ def secret_in(text: str) -> str:
 
 def _withhold(text: str) -> str:
     found = find_secrets(text) if text else ()
-    if not found:
-        return text
+    return withhold_lines(text, found) if found else text
+
+
+def withhold_lines(text: str, found: Sequence[SecretFinding]) -> str:
+    """``text`` with the lines of each finding (its first to its last) replaced by the
+    :data:`WITHHELD` notice, at the line's indentation (same number of lines, so every
+    other line keeps its number, and a block of code keeps its shape)."""
     lines = text.split("\n")
     for finding in found:
-        if 0 < finding.line <= len(lines):
-            lines[finding.line - 1] = WITHHELD.format(kind=finding.kind)
+        for number in range(finding.line, max(finding.line, finding.last_line) + 1):
+            if 0 < number <= len(lines):
+                line = lines[number - 1]
+                indent = line[: len(line) - len(line.lstrip())]
+                lines[number - 1] = indent + WITHHELD.format(kind=finding.kind)
     return "\n".join(lines)
 
 

@@ -58,13 +58,23 @@ class Consolidator:
     Args:
         frequencies: what a leaf's keywords are weighed against (the summarizer's own,
             as ``Memory`` builds both); the store itself when None.
+        outline: branches list their children (ids, titles, spans, counts) and carry
+            no summary and no keywords, made from the catalog alone: no leaf is read and
+            the summarizer is never called. For a tree whose branches nobody reads as
+            text (a project index: its tools answer from the symbols).
     """
 
     def __init__(
-        self, store: Store, summarizer: Summarizer, *, frequencies: Frequencies | None = None
+        self,
+        store: Store,
+        summarizer: Summarizer,
+        *,
+        frequencies: Frequencies | None = None,
+        outline: bool = False,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
+        self.outline = outline
         self._frequencies: Frequencies = store if frequencies is None else frequencies
         self._total = 0
         self._stack = ExitStack()
@@ -263,6 +273,8 @@ class Consolidator:
 
     def _summarized(self, node: Branch, kids: Sequence[Entry]) -> Branch:
         """``node`` with its summary, child references, span and counts made from ``kids``."""
+        if self.outline:
+            return _outlined(node, kids)
         store = self.store
         children: list[ChildText] = []
         refs: list[ChildRef] = []
@@ -367,3 +379,34 @@ class Consolidator:
             if entry.kind == "branch" and entry.domain not in keywords:
                 keywords[entry.domain] = store.read_branch(entry.id).keywords[:8]
         store.refresh_root(keywords)
+
+
+def _outlined(node: Branch, kids: Sequence[Entry]) -> Branch:
+    """``node`` with child references, span and counts from the catalog rows of
+    ``kids``; titled by its first and last child, with no summary and no keywords."""
+    refs = tuple(
+        ChildRef(
+            id=entry.id,
+            kind=entry.kind,
+            title=entry.title,
+            excerpt="",
+            keywords=(),
+            time_start=entry.timestamp,
+            time_end=entry.time_end or entry.timestamp,
+            leaf_count=entry.leaf_count or 1,
+        )
+        for entry in kids
+    )
+    first, last = kids[0].title, kids[-1].title
+    projects = {entry.project for entry in kids}
+    return node.evolve(
+        title=first if first == last else f"{first} … {last}",
+        summary="",
+        keywords=(),
+        children=refs,
+        time_start=min((ref.time_start for ref in refs if ref.time_start), default=None),
+        time_end=max((ref.time_end for ref in refs if ref.time_end), default=None),
+        leaf_count=sum(ref.leaf_count for ref in refs),
+        project=projects.pop() if len(projects) == 1 else "",
+        backend="outline",
+    )
