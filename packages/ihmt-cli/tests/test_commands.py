@@ -148,6 +148,17 @@ def test_search_text_shows_the_answer_and_its_cost(ihmt: Ihmt, store: Path) -> N
     assert not_found.code == 0 and not_found.out.startswith("NOT FOUND")
 
 
+def test_search_full_and_json_show_what_the_decision_weighed(ihmt: Ihmt, store: Path) -> None:
+    text = ihmt("search", "Ruzafa", "--full", "--path", str(store))
+    assert text.code == 0
+    (line,) = [line for line in text.out.splitlines() if "decided on:" in line]
+    assert "matched 1" in line and "coverage " in line
+    assert "decided on:" not in ihmt("search", "Ruzafa", "--path", str(store)).out
+    data = ihmt("search", "Ruzafa", "--json", "--path", str(store)).json()
+    assert data["signals"]["matched"] == 1.0
+    assert all(0.0 <= value <= 1.0 for value in data["signals"].values())
+
+
 def test_search_as_of_answers_with_the_past(ihmt: Ihmt, store: Path) -> None:
     run = ihmt("search", "where do I live", "--as-of", "2025-01-01", "--path", str(store), "--json")
     assert run.code == 0, run.err

@@ -74,6 +74,8 @@ def search_json(result: SearchResult) -> dict[str, Any]:
     }
     if result.clues:
         data["clues"] = list(result.clues)
+    if result.signals:
+        data["signals"] = dict(result.signals)
     return data
 
 
@@ -88,6 +90,9 @@ def search_text(result: SearchResult, *, full: bool) -> str:
                 f"  {hit.id}  score {hit.score:.2f}{flag}  {hit.timestamp[:10]}  "
                 f"{' > '.join(hit.path)}"
             )
+    if full and result.signals:
+        weighed = " · ".join(f"{name} {value:g}" for name, value in result.signals.items())
+        lines += ["", f"  decided on: {weighed}"]
     lines.append(
         f"({result.tokens} tokens · read {result.node_reads} branch and {result.leaf_reads} "
         f"leaf file(s), {result.bytes_read:,} bytes)"

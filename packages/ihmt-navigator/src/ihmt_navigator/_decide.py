@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ihmt_navigator._broad import broad_order
 from ihmt_navigator._corrections import corrections_first, newer_among_ties
@@ -43,9 +43,11 @@ from ihmt_navigator._question import (
 )
 from ihmt_navigator._records import Hit
 from ihmt_navigator._render import Answer
+from ihmt_navigator._semantic import Similarities
+from ihmt_navigator._signals import Signals
 from ihmt_store import Candidate, Store, terms
 
-__all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide"]
+__all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide", "read_signals"]
 
 DISAGREE = 0.8
 """Confidence factor when BM25 and the embeddings put different memories first: agreement
@@ -53,6 +55,10 @@ is right far more often than either alone."""
 CROSS_LINGUAL_COVERAGE = 0.3
 """The word coverage credited to a memory that meaning found for a question in another
 language (the least that is not a stray match: the answer shows as LOW CONFIDENCE)."""
+
+
+LEAD_RANK = 10
+"""A memory's lead in meaning is measured over the memory at this rank."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +78,8 @@ class Found:
     """The score above which a memory answers as well as the first."""
     broad: bool
     """A broad question: the memories about its subject answer together."""
+    signals: Signals
+    """What the decision weighed, shown with the answer."""
 
 
 def decide(
@@ -84,6 +92,7 @@ def decide(
     lexical_best: Candidate | None,
     nearest: Candidate | None,
     agree: bool,
+    meaning: Similarities | None = None,
 ) -> Answer | Found:
     """Whether the candidates answer the question (``leaves``, not empty, with their
     ``scores``; ``span``: the period it names), and in which order.
@@ -93,6 +102,7 @@ def decide(
             decision.
         nearest: the candidate nearest in meaning (None without the semantic layer).
         agree: words and meaning put the same memory first.
+        meaning: the question's cosines with the memories (None without the layer).
 
     Returns:
         A NOT FOUND or AMBIGUOUS :class:`Answer`, or the :class:`Found` order.
@@ -111,10 +121,31 @@ def decide(
     unknown = unknown_names(q) or unheld_identifiers(q, leaves)
     if unknown:
         return Answer(status="not_found", coverage=coverage, unknown=unknown)
+    s1 = scores[best.entry.id]
+    tie_floor = s1 * (1 - store.config.ambiguity_margin)
+    rivals = rivals_of(q, best, ranked, scores, tie_floor)
+    s2 = scores[rivals[0].entry.id] if rivals else 0.0
+    margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
     stray = is_stray(q, judged, coverage, identifiers(query), credited)
     # Meaning's first memory is the answer (or was, until this one corrected it).
     picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
-    if stray and picked and across_languages(store, q, best):
+    cross_lingual = across_languages(store, q, best)
+    signals = read_signals(
+        store,
+        q,
+        judged,
+        best,
+        coverage=coverage,
+        credited=credited,
+        asked=bool(asked),
+        margin=margin,
+        meaning=meaning,
+        agree=agree and nearest is not None,
+        picked=picked,
+        cross_lingual=cross_lingual,
+        projects=frozenset(c.entry.project for c in leaves if c.entry.project),
+    )
+    if stray and picked and cross_lingual:
         # Asked in one language about a memory in another: sharing no words is no sign
         # that it does not answer. Meaning picked it (names were checked above): say
         # so with a low confidence instead of NOT FOUND.
@@ -127,25 +158,24 @@ def decide(
         # coverage. (A word no memory holds says the question is about something
         # never stored.)
         stray = False
+    signals = replace(signals, matched=float(not stray))
     if best.entry.id in elsewhere and not stray:
         # Asked in a project, answered only by another project's memory about something
         # the question does not name: that is not this project's answer. Say so, and
         # show what the other projects hold.
         others = [c for c in ranked[:limit] if c.entry.id in elsewhere]
         shown = tuple(build_hits(store, q, others[:3], scores))
-        return Answer(status="not_found", coverage=coverage, elsewhere=shown)
+        return Answer(
+            status="not_found", coverage=coverage, elsewhere=shown, signals=signals.shown()
+        )
     if stray:
         return Answer(
             status="not_found",
             coverage=coverage,
             stray=shared,
             nearest=closest(store, q, ranked, scores),
+            signals=signals.shown(),
         )
-    s1 = scores[best.entry.id]
-    tie_floor = s1 * (1 - store.config.ambiguity_margin)
-    rivals = rivals_of(q, best, ranked, scores, tie_floor)
-    s2 = scores[rivals[0].entry.id] if rivals else 0.0
-    margin = max(0.0, min(1.0, (s1 - s2) / s1)) if s1 > 0 else 0.0
     if not agree:
         coverage *= DISAGREE
     broad = is_broad(query)
@@ -161,7 +191,13 @@ def decide(
             split = project_split(q, best, ranked, scores)
         if len(split) >= 2:
             among = tuple(build_hits(store, q, split[:8], scores))
-            return Answer(status="ambiguous", hits=among, coverage=coverage, margin=margin)
+            return Answer(
+                status="ambiguous",
+                hits=among,
+                coverage=coverage,
+                margin=margin,
+                signals=signals.shown(),
+            )
 
     if broad:
         ranked = broad_order(q, ranked, leaves)
@@ -177,6 +213,7 @@ def decide(
                     lacking=lacking,
                     stray=shared,
                     nearest=closest(store, q, ranked, scores),
+                    signals=signals.shown(),
                 )
             ranked = [holder, *(c for c in ranked if c is not holder)]
     return Found(
@@ -186,6 +223,79 @@ def decide(
         margin=margin,
         tie_floor=tie_floor,
         broad=broad,
+        signals=signals,
+    )
+
+
+def read_signals(
+    store: Store,
+    q: Query,
+    judged: Candidate,
+    best: Candidate,
+    *,
+    coverage: float,
+    credited: frozenset[str],
+    asked: bool,
+    margin: float,
+    meaning: Similarities | None,
+    agree: bool,
+    picked: bool,
+    cross_lingual: bool,
+    projects: frozenset[str],
+) -> Signals:
+    """What the decision weighs about the best memory (``judged``: the one of BM25's best
+    and the fused best that holds more of the question, for what the words say)."""
+    held = {t for t in judged.matched if t in q.q_terms} | {t for t in credited if t in q.q_terms}
+    words = len(q.groups) or 1
+    held_words = sum(1 for group in q.groups if any(t in held for t in group)) / words
+    single = rarity(q.total, 1)
+    strongest = max((q.weights.get(t, 0.0) for t in held), default=0.0) / single if single else 0.0
+    elsewhere = [
+        max(q.weights.get(t, 0.0) for t in group)
+        for group in q.groups
+        if group and not any(t in held for t in group) and any(q.df.get(t, 0) > 0 for t in group)
+    ]
+    lacking = max(elsewhere, default=0.0) / single if single else 0.0
+    names = set(name_terms(q.text))
+    names.update(
+        t for project in projects for t in terms(project) if names_project(project, q.q_terms)
+    )
+    missing_names = [
+        q.weights.get(t, 0.0)
+        for t in names
+        if t in q.weights and t not in held and q.df.get(t, 0) > 0
+    ]
+    lacking_name = max(missing_names, default=0.0) / single if single else 0.0
+    weight = {group: max(q.weights.get(t, 0.0) for t in group) for group in q.groups if group}
+    total = sum(weight.values())
+    never = sum(
+        w
+        for group, w in weight.items()
+        if all(q.df.get(t, 0) == 0 and t not in held for t in group)
+    )
+    cosine = meaning.of(best.entry.id) if meaning is not None else None
+    nearest = meaning.top(LEAD_RANK) if meaning is not None else []
+    lead = (cosine - nearest[-1][1]) * 5 if cosine is not None and nearest else 0.0
+    return Signals(
+        matched=1.0,
+        coverage=coverage,
+        held_words=held_words,
+        strongest=strongest,
+        lacking=lacking,
+        lacking_name=lacking_name,
+        unseen=never / total if total > 0 else 0.0,
+        value_asked=float(asked),
+        value_held=float(bool(credited)),
+        identifier=float(
+            any(all(t in judged.matched for t in ident) for ident in identifiers(q.text))
+        ),
+        meaning=float(meaning is not None),
+        cosine=max(0.0, cosine or 0.0),
+        cosine_lead=lead,
+        agree=float(agree),
+        picked=float(picked),
+        cross_lingual=float(cross_lingual),
+        margin=margin,
     )
 
 

@@ -97,6 +97,7 @@ def finish(store: Store, q: Query, answer: Answer) -> SearchResult:
         node_reads=io.branch_reads - before.branch_reads,
         leaf_reads=io.leaf_reads - before.leaf_reads,
         broad=answer.broad,
+        signals=dict(answer.signals),
     )
 
 

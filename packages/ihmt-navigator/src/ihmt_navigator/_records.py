@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
 
@@ -170,6 +170,9 @@ class SearchResult:
     """How many clues the clue loop (:meth:`Navigator.ask`) used; 0 for a plain search."""
     clues: tuple[str, ...] = ()
     """Those clues, in the order given (a first clue given up front included)."""
+    signals: dict[str, float] = field(default_factory=dict)
+    """What the decision weighed, by name (empty when it was decided before any memory
+    was weighed: no words to search by, or a name nothing stored mentions)."""
 
     @property
     def best(self) -> Hit | None:

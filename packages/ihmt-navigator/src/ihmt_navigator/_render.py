@@ -6,8 +6,8 @@ every note the answer carries (a composition adds nothing afterwards).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ihmt_navigator._records import Hit, Passage, SearchOptions, Status
 from ihmt_store import estimate_tokens, one_line, terms
@@ -72,6 +72,8 @@ class Answer:
     """NOT FOUND for the current project: what other projects hold."""
     nearest: tuple[Hit, ...] = ()
     """NOT FOUND: the closest memories, listed as not an answer."""
+    signals: Mapping[str, float] = field(default_factory=dict)
+    """What the decision weighed (:class:`~ihmt_navigator._signals.Signals`), by name."""
 
     @property
     def confidence(self) -> float:

@@ -189,7 +189,15 @@ class Navigator:
             return finish(store, q, Answer(status="not_found"))
         # Decide: found, ambiguous or not found.
         decision = decide(
-            store, q, span, leaves, scores, lexical_best=lexical_best, nearest=nearest, agree=agree
+            store,
+            q,
+            span,
+            leaves,
+            scores,
+            lexical_best=lexical_best,
+            nearest=nearest,
+            agree=agree,
+            meaning=sims,
         )
         if isinstance(decision, Answer):
             return finish(store, q, decision)
@@ -232,6 +240,7 @@ def _shape(store: Store, q: Query, found: Found) -> Answer:
         coverage=found.coverage,
         margin=found.margin,
         broad=broad,
+        signals=found.signals.shown(),
     )
 
 
