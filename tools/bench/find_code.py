@@ -1,13 +1,25 @@
-"""find_code by behaviour: questions phrased by what code does, with and without meaning.
+"""The code tools on pinned real codebases: find_code's answers, project_map's speed.
 
-    python tools/bench/find_code.py [--out FILE]
+    python tools/bench/find_code.py [--codebases rich click] [--runs 5] [--meaning]
+                                    [--label after] [--out FILE]
 
-The codebase is this repository's own ``packages/*/src`` (copied to a temporary folder and
-indexed with ``ProjectIndex``). Each question describes a function by what it does, in
-the words a user would use rather than its name; the answer is right when the symbol
-``find_code`` puts first is the expected one. The same questions run twice: words only,
-then with the semantic layer re-ranking BM25's first candidates. Reported: hits@1, hits
-in the first candidates listed, and the median time per question (warm).
+The codebases are released packages' sources at fixed versions (``_codebases.py``:
+rich 13.7.1, click 8.1.7, each its sdist as PyPI serves it), so the figures move only
+when IHMT does. Per codebase:
+
+- **named**: 20 symbols asked by name, each three ways (``Class.method``, "where is
+  ``Class.method`` defined?" — ``echo()`` for a bare word —, ``package.module.Class.method``);
+  right when the first answer is that symbol in its file. Target 1.00.
+- **behaviour**: 20 questions phrased by what the code does, in a user's words; right
+  when the first answer is the expected symbol (one of them, where two would do), and
+  "listed" when it is first or among the other candidates.
+- **speed**, the median of ``--runs``: the first ``project_map`` into an empty index
+  (target <= 3 s), the same call with nothing changed, and edit -> fresh: a function
+  appended to a file, then ``find_code`` by its name (target <= 0.1 s).
+
+``--meaning`` adds the questions re-ranked by the semantic layer (``ProjectIndex``'s
+embedder; ``Memory`` does not pass one). Run it with another checkout's interpreter to
+measure that code on the same questions (``--label`` names the run in the JSON).
 """
 
 from __future__ import annotations
@@ -20,102 +32,372 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from _codebases import CODEBASES, Codebase, source
 
 from ihmt_mcp import ProjectIndex
-from ihmt_navigator import load_embedder
 
-ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 
-QUESTIONS: list[tuple[str, str]] = [
-    ("where do we refuse to save text that holds an API key or a password?", "find_secrets"),
-    ("how is a file written so that a crash never leaves half of it?", "atomic_write"),
-    ("where do we flush a directory so a rename survives a power cut?", "fsync_dir"),
-    ("what removes leftover temporary files of writers that died?", "remove_temp_files"),
-    ("how are accents and upper case removed from a word before indexing?", "fold"),
-    ("which function cuts Spanish and English suffixes off words?", "stem"),
-    ("how do we guess the character encoding of bytes read from disk?", "decode"),
-    ("where is the date inside a line of text recognised?", "find_date"),
-    ("what decides the document type of a text, code or journal or notes?", "detect_document"),
-    ("how do we pick the part of a long memory that answers the question?", "best_passage"),
-    ("where is the id of a summary node derived from its children?", "branch_id"),
-    ("what waits for the exclusive lock held by another process?", "acquire"),
-    ("how do we refuse a project folder like the home directory or root?", "refuse_unsafe_root"),
-    ("which files of a project are skipped because gitignore says so?", "ignored"),
-    ("where is the JSON an agent sends to a hook parsed?", "parse_input"),
-    ("what finds the memories to put in front of the model for a prompt?", "recall_for"),
-    ("what tells whether a question and a memory are in different languages?", "language_of"),
-    ("where is the value that looks like a random token measured for randomness?", "_entropy"),
-    ("how do we tell a socket or a device file apart from a regular file?", "special_kind"),
-    ("how many tokens does a text cost, roughly?", "estimate_tokens"),
-]
+Expected = tuple[str, ...]
+"""``file:symbol`` forms any of which is a right first answer."""
+
+NAMED: dict[str, list[str]] = {
+    "rich": [
+        "rich/console.py:Console.print",
+        "rich/console.py:Console.export_html",
+        "rich/console.py:ConsoleOptions.update_width",
+        "rich/text.py:Text.from_markup",
+        "rich/text.py:Text.wrap",
+        "rich/table.py:Table.add_row",
+        "rich/segment.py:Segment.split_lines",
+        "rich/style.py:Style.parse",
+        "rich/color.py:Color.parse",
+        "rich/progress.py:Progress.add_task",
+        "rich/syntax.py:Syntax.from_path",
+        "rich/panel.py:Panel.fit",
+        "rich/tree.py:Tree.add",
+        "rich/live.py:Live.refresh",
+        "rich/layout.py:Layout.split_row",
+        "rich/traceback.py:Traceback.from_exception",
+        "rich/ansi.py:AnsiDecoder.decode",
+        "rich/prompt.py:Confirm.process_response",
+        "rich/cells.py:cell_len",
+        "rich/pretty.py:pretty_repr",
+    ],
+    "click": [
+        "src/click/core.py:Context.invoke",
+        "src/click/core.py:Context.fail",
+        "src/click/core.py:BaseCommand.main",
+        "src/click/core.py:Group.add_command",
+        "src/click/core.py:Parameter.get_default",
+        "src/click/core.py:Option.prompt_for_value",
+        "src/click/types.py:Choice.convert",
+        "src/click/types.py:Path.convert",
+        "src/click/formatting.py:HelpFormatter.write_usage",
+        "src/click/parser.py:OptionParser.parse_args",
+        "src/click/testing.py:CliRunner.invoke",
+        "src/click/utils.py:echo",
+        "src/click/termui.py:style",
+        "src/click/termui.py:confirm",
+        "src/click/termui.py:progressbar",
+        "src/click/utils.py:get_app_dir",
+        "src/click/formatting.py:wrap_text",
+        "src/click/decorators.py:pass_context",
+        "src/click/decorators.py:version_option",
+        "src/click/shell_completion.py:ShellComplete.source",
+    ],
+}
+
+BEHAVIOUR: dict[str, list[tuple[str, Expected]]] = {
+    "rich": [
+        (
+            "how is the printable width of a string with wide east asian characters measured?",
+            ("rich/cells.py:cell_len",),
+        ),
+        (
+            "where are markup tags like [bold red] parsed into styled text?",
+            ("rich/markup.py:render",),
+        ),
+        (
+            "how does a progress task estimate the time remaining?",
+            ("rich/progress.py:Task.time_remaining",),
+        ),
+        (
+            "which function converts a color name or hex code into a color?",
+            ("rich/color.py:Color.parse",),
+        ),
+        (
+            "how is a style definition such as 'bold red on white' parsed?",
+            ("rich/style.py:Style.parse",),
+        ),
+        ("where is text wrapped into lines that fit a width?", ("rich/text.py:Text.wrap",)),
+        ("what formats a number of bytes as kB or MB?", ("rich/filesize.py:decimal",)),
+        (
+            "how does the console detect whether it is writing to a terminal?",
+            ("rich/console.py:Console.is_terminal",),
+        ),
+        (
+            "where are ANSI escape sequences turned back into styled text?",
+            ("rich/ansi.py:AnsiDecoder.decode",),
+        ),
+        (
+            "how are the widths of a table's columns calculated?",
+            ("rich/table.py:Table._calculate_column_widths",),
+        ),
+        (
+            "which code highlights source code with a pygments lexer?",
+            ("rich/syntax.py:Syntax.highlight",),
+        ),
+        (
+            "how is the recorded console output exported as HTML?",
+            ("rich/console.py:Console.export_html",),
+        ),
+        (
+            "where is a python object pretty printed to a string with indentation?",
+            ("rich/pretty.py:pretty_repr",),
+        ),
+        (
+            "how is a traceback built from an exception type, value and traceback?",
+            ("rich/traceback.py:Traceback.from_exception",),
+        ),
+        (
+            "which function splits segments into lines at newline characters?",
+            ("rich/segment.py:Segment.split_lines",),
+        ),
+        ("what adds a row of cells to a table?", ("rich/table.py:Table.add_row",)),
+        (
+            "what thread refreshes a live display at a fixed rate?",
+            ("rich/live.py:_RefreshThread", "rich/live.py:_RefreshThread.run"),
+        ),
+        (
+            "where are emoji codes like :smile: replaced by the emoji character?",
+            ("rich/_emoji_replace.py:_emoji_replace",),
+        ),
+        (
+            "how does a prompt turn the user's y or n answer into a boolean?",
+            ("rich/prompt.py:Confirm.process_response",),
+        ),
+        (
+            "which method draws a horizontal line with a title in the console?",
+            ("rich/console.py:Console.rule",),
+        ),
+    ],
+    "click": [
+        (
+            "where is the folder for an application's config files chosen on each platform?",
+            ("src/click/utils.py:get_app_dir",),
+        ),
+        (
+            "how are long help texts wrapped into paragraphs?",
+            ("src/click/formatting.py:wrap_text",),
+        ),
+        (
+            "what prints a message and strips ANSI styles when the output is not a terminal?",
+            ("src/click/utils.py:echo",),
+        ),
+        (
+            "how does the test runner invoke a command and capture its output and exit code?",
+            ("src/click/testing.py:CliRunner.invoke",),
+        ),
+        ("which function asks the user a yes or no question?", ("src/click/termui.py:confirm",)),
+        (
+            "how is a value converted to a file system path and checked that it exists?",
+            ("src/click/types.py:Path.convert",),
+        ),
+        (
+            "where is the usage line of a command written into the help page?",
+            ("src/click/formatting.py:HelpFormatter.write_usage",),
+        ),
+        (
+            "how does the parser suggest the closest option name for an unknown long option?",
+            ("src/click/parser.py:OptionParser._match_long_opt",),
+        ),
+        (
+            "what opens a file lazily so that it is created only when first written?",
+            ("src/click/utils.py:LazyFile", "src/click/utils.py:LazyFile.open"),
+        ),
+        (
+            "where is an option's default read from an environment variable?",
+            (
+                "src/click/core.py:Parameter.resolve_envvar_value",
+                "src/click/core.py:Option.resolve_envvar_value",
+            ),
+        ),
+        (
+            "how is the shell completion script generated?",
+            ("src/click/shell_completion.py:ShellComplete.source",),
+        ),
+        (
+            "how does a group find the subcommand to run from its name?",
+            ("src/click/core.py:MultiCommand.resolve_command",),
+        ),
+        (
+            "what launches the user's text editor to edit a message?",
+            ("src/click/termui.py:edit", "src/click/_termui_impl.py:Editor.edit"),
+        ),
+        (
+            "how is a choice validated against the allowed values, ignoring case if asked?",
+            ("src/click/types.py:Choice.convert",),
+        ),
+        ("where is the terminal screen cleared?", ("src/click/termui.py:clear",)),
+        (
+            "how does the program wait until the user presses any key?",
+            ("src/click/termui.py:pause",),
+        ),
+        (
+            "how are numbers checked against a minimum and maximum, or clamped into the range?",
+            ("src/click/types.py:_NumberRangeBase.convert",),
+        ),
+        (
+            "what decorator passes the current context object to the callback?",
+            ("src/click/decorators.py:pass_context",),
+        ),
+        (
+            "which decorator adds a --version option that prints the program's version?",
+            ("src/click/decorators.py:version_option",),
+        ),
+        (
+            "how is the progress bar line drawn with its percentage and eta?",
+            (
+                "src/click/_termui_impl.py:ProgressBar.render_progress",
+                "src/click/_termui_impl.py:ProgressBar.format_progress_line",
+            ),
+        ),
+    ],
+}
 
 
-def _symbol_of(answer: str) -> str:
-    """The symbol named on the first line of a find_code answer (``file:1-9 · name``)."""
-    first = answer.splitlines()[0] if answer else ""
-    return first.rsplit(" · ", 1)[-1].split(" (", 1)[0].strip() if " · " in first else ""
+def _first(answer: str) -> str:
+    """``file:symbol`` of the first answer (``file:1-9 · name`` on its first line)."""
+    line = answer.splitlines()[0] if answer else ""
+    if " · " not in line:
+        return ""
+    where, _, name = line.partition(" · ")
+    return f"{where.rsplit(':', 1)[0]}:{name.split(' (', 1)[0].strip()}"
 
 
-def _run(folder: Path, base: Path, embedded: bool) -> dict[str, object]:
-    embedder = load_embedder("on")[0] if embedded else None
-    index = ProjectIndex(folder, base, embedder=embedder)
-    try:
-        index.sync()
-        rows, times = [], []
-        for question, expected in QUESTIONS:
-            index.find(question)  # warm: the candidates' vectors are written once
-            started = time.perf_counter()
-            answer = index.find(question)
-            times.append((time.perf_counter() - started) * 1000)
-            first = _symbol_of(answer)
-            listed = [line[2:] for line in answer.splitlines() if line.startswith("- ")]
-            rows.append(
-                {
-                    "question": question,
-                    "expected": expected,
-                    "first": first,
-                    "hit1": first.rsplit(".", 1)[-1] == expected,
-                    "listed": any(line.rsplit(" ", 1)[-1] == expected for line in listed),
-                }
-            )
-    finally:
-        index.close()
+def _listed(answer: str) -> list[str]:
+    """``file:symbol`` of the other candidates (``- file · symbol`` lines)."""
+    out = []
+    for line in answer.splitlines():
+        if line.startswith("- ") and " · " in line:
+            where, _, name = line[2:].partition(" · ")
+            out.append(f"{where}:{name}")
+    return out
+
+
+def _module(path: str) -> str:
+    stem = path.rsplit(".", 1)[0]
+    return stem.removeprefix("src/").replace("/", ".")
+
+
+def _quality(index: ProjectIndex, name: str) -> dict[str, Any]:
+    named, rows = [], []
+    for expected in NAMED[name]:
+        path, symbol = expected.split(":")
+        # A bare lower-case word in a sentence is a word; written as a call, it is a name.
+        written = symbol if "." in symbol or "_" in symbol else f"{symbol}()"
+        for asked in (symbol, f"where is {written} defined?", f"{_module(path)}.{symbol}"):
+            first = _first(index.find(asked))
+            named.append({"asked": asked, "expected": expected, "first": first})
+    times = []
+    for question, expected_any in BEHAVIOUR[name]:
+        started = time.perf_counter()
+        answer = index.find(question)
+        times.append((time.perf_counter() - started) * 1000)
+        first = _first(answer)
+        rows.append(
+            {
+                "question": question,
+                "expected": list(expected_any),
+                "first": first,
+                "hit1": first in expected_any,
+                "listed": first in expected_any or bool(set(_listed(answer)) & set(expected_any)),
+            }
+        )
     return {
-        "hits_at_1": sum(bool(r["hit1"]) for r in rows) / len(rows),
-        "hits_listed": sum(bool(r["hit1"] or r["listed"]) for r in rows) / len(rows),
-        "ms_p50": statistics.median(times),
-        "rows": rows,
+        "named_hits": sum(r["first"] == r["expected"] for r in named) / len(named),
+        "named_misses": [r for r in named if r["first"] != r["expected"]],
+        "behaviour_hits_at_1": sum(r["hit1"] for r in rows) / len(rows),
+        "behaviour_hits_listed": sum(r["listed"] for r in rows) / len(rows),
+        "find_ms_p50": round(statistics.median(times), 1),
+        "behaviour": rows,
     }
+
+
+def _speed(folder: Path, work: Path, runs: int) -> dict[str, Any]:
+    """First map into an empty index, a map with nothing changed, and edit -> fresh."""
+    sources = sorted(p for p in folder.rglob("*.py") if 2000 < p.stat().st_size < 60_000)
+    first, idle, fresh = [], [], []
+    for run in range(runs):
+        base = work / f"index-{run}"
+        started = time.perf_counter()
+        index = ProjectIndex(folder, base)
+        head = index.map()
+        first.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        index.map()
+        idle.append(time.perf_counter() - started)
+        path = sources[(run * 7) % len(sources)]
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n\ndef bench_added_{run}(value):\n    return value * {run}\n")
+        started = time.perf_counter()
+        answer = index.find(f"bench_added_{run}")
+        fresh.append(time.perf_counter() - started)
+        assert f"return value * {run}" in answer, answer
+        index.close()
+        shutil.rmtree(base, ignore_errors=True)
+    return {
+        "files": int(head.split(" · ")[2].split()[0]),
+        "first_map_s": round(statistics.median(first), 2),
+        "first_map_s_all": [round(x, 2) for x in first],
+        "no_change_map_ms": round(statistics.median(idle) * 1000, 1),
+        "edit_fresh_s": round(statistics.median(fresh), 3),
+        "edit_fresh_s_all": [round(x, 3) for x in fresh],
+    }
+
+
+def run_codebase(codebase: Codebase, runs: int, meaning: bool) -> dict[str, Any]:
+    root = source(codebase)
+    with tempfile.TemporaryDirectory(prefix="ihmt-bench-code-") as tmp:
+        folder = Path(tmp) / codebase.label
+        shutil.copytree(root, folder)
+        ProjectIndex(folder, Path(tmp) / "warm").map()  # imports and plugins loaded once
+        index = ProjectIndex(folder, Path(tmp) / "words")
+        result: dict[str, Any] = {"codebase": codebase.label}
+        result["words"] = _quality(index, codebase.name)
+        index.close()
+        if meaning:
+            from ihmt_navigator import load_embedder
+
+            embedder = load_embedder("on")[0]
+            if embedder is None:
+                raise SystemExit("--meaning: the [semantic] extra is not installed")
+            index = ProjectIndex(folder, Path(tmp) / "meaning", embedder=embedder)
+            result["meaning"] = _quality(index, codebase.name)
+            index.close()
+        if runs:
+            result["speed"] = _speed(folder, Path(tmp), runs)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--codebases", nargs="+", default=list(CODEBASES), choices=CODEBASES)
+    parser.add_argument("--runs", type=int, default=5, help="speed runs (0: answers only)")
+    parser.add_argument("--meaning", action="store_true", help="also re-rank by meaning")
+    parser.add_argument("--label", default="", help="names this run in the JSON")
     parser.add_argument("--out", type=Path, default=RESULTS / "find_code.json")
     args = parser.parse_args(argv)
-    if load_embedder("on")[0] is None:
-        print("the [semantic] extra is not installed: nothing to compare", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="ihmt-find-code-") as tmp:
-        folder = Path(tmp) / "repo"
-        for package in sorted((ROOT / "packages").iterdir()):
-            if (package / "src").is_dir():
-                shutil.copytree(package / "src", folder / package.name / "src")
-        words = _run(folder, Path(tmp) / "words", embedded=False)
-        meaning = _run(folder, Path(tmp) / "meaning", embedded=True)
-    print("| find_code, 20 questions by behaviour | words only | words + meaning |")
-    print("|---|---|---|")
-    for key, label in (("hits_at_1", "right symbol first"), ("hits_listed", "first or listed")):
-        print(f"| {label} | {words[key]:.2f} | {meaning[key]:.2f} |")
-    print(f"| warm ms p50 | {words['ms_p50']:.1f} | {meaning['ms_p50']:.1f} |")
-    for a, b in zip(words["rows"], meaning["rows"], strict=True):  # type: ignore[call-overload]
-        if a["hit1"] != b["hit1"] or not b["hit1"]:
-            print(f"  {b['expected']:<20} words: {a['first']:<28} meaning: {b['first']}")
+    results = [run_codebase(CODEBASES[n], args.runs, args.meaning) for n in args.codebases]
+    print("| codebase | files | named first | behaviour first | behaviour listed "
+          "| first map | no change | edit → fresh |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        w, s = r["words"], r.get("speed", {})
+        print(
+            f"| {r['codebase']} | {s.get('files', '–')} | {w['named_hits']:.2f} | "
+            f"{w['behaviour_hits_at_1']:.2f} | {w['behaviour_hits_listed']:.2f} | "
+            f"{s.get('first_map_s', float('nan')):.2f} s | "
+            f"{s.get('no_change_map_ms', float('nan')):.0f} ms | "
+            f"{s.get('edit_fresh_s', float('nan')):.3f} s |"
+        )
+        if "meaning" in r:
+            m = r["meaning"]
+            print(f"|   with meaning | | {m['named_hits']:.2f} | {m['behaviour_hits_at_1']:.2f} "
+                  f"| {m['behaviour_hits_listed']:.2f} | | | |")  # fmt: skip
+    for r in results:
+        for miss in r["words"]["named_misses"]:
+            print(f"  {r['codebase']} named {miss['asked']!r}: {miss['first'] or 'NOT FOUND'}")
+        for row in r["words"]["behaviour"]:
+            if not row["hit1"]:
+                print(f"  {r['codebase']} {row['expected'][0]:<48} got {row['first']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({"bench": "find_code", "words": words, "meaning": meaning}, indent=1) + "\n",
-        encoding="utf-8",
-    )
+    payload = {"bench": "find_code", "label": args.label, "runs": args.runs, "results": results}
+    args.out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 

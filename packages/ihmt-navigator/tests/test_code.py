@@ -92,3 +92,36 @@ def test_a_long_symbol_is_cut_to_the_lines_that_answer(make_store: Callable[...,
     assert "checksum = crc(data)" in passage.text
     assert passage.end_line == passage.total_lines
     assert passage.start_line > 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where is Queue.deliver defined?",
+        "what does `Queue.deliver` do with the event",
+        "app.queue.Queue.deliver",
+        "src.app.queue.Queue.deliver",
+        "why does Queue::deliver retry with backoff?",
+    ],
+)
+def test_a_name_written_in_a_question_comes_first_always(
+    code: tuple[Store, list[CodeSymbol]], question: str
+) -> None:
+    store, symbols = code
+    picks = CodeSearch(store).rank(question, symbols)
+    # "retry", "backoff" and "deliver" would rank retry.py first by words alone.
+    assert _sources(store, picks)[0] == "src/app/queue.py"
+    if " " in question:
+        assert len(picks) > 1  # in a sentence, what the words rank still follows
+
+
+def test_a_name_no_symbol_holds_leaves_the_words_to_rank(
+    code: tuple[Store, list[CodeSymbol]],
+) -> None:
+    store, symbols = code
+    search = CodeSearch(store)
+    words = search.rank("which code does a retry with backoff?", symbols)
+    assert search.rank("which code does a retry with backoff, e.g. Fake.thing?", symbols) == words
+    assert _sources(store, search.rank("how does render() build the page?", symbols))[0] == (
+        "src/app/render.py"
+    )

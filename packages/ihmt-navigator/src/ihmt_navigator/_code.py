@@ -39,6 +39,14 @@ over the window, BM25 divided by the best)."""
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
 """A question that is a (qualified) identifier: ``fold``, ``Store.open``, ``a::b``."""
+_NAMED = re.compile(
+    r"`(?P<quoted>[^`\s]{1,200})`"  # `anything`
+    r"|(?P<qualified>[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+)"  # Store.open, a::b
+    r"|(?P<called>[A-Za-z_$][\w$]*)\("  # fold(
+    r"|(?P<snake>\b[A-Za-z]\w*_\w*)"  # load_orders, MAX_TOKENS, _entropy
+    r"|(?P<camel>\b[A-Za-z][a-z0-9]+[A-Z]\w*)"  # OrderService, getUser
+)
+"""Names written as code inside a question in words: ``where is Store.open defined?``."""
 
 
 class CodeSymbol(NamedTuple):
@@ -86,11 +94,25 @@ class CodeSearch:
 
         A question that is an identifier picks the symbols of that name (or ending in
         ``.name``) from ``symbols``, main code first; failing that, or for any other
-        question, BM25 ranks the store's leaves under ``prefix`` in ``scope``.
+        question, BM25 ranks the store's leaves under ``prefix`` in ``scope``. A
+        question in words that writes a name as code (``Store.open``, ``load_orders``,
+        ```fold```, ``fold(``) gets the symbols of that name first, then BM25's.
         """
         q = question.strip()
-        picks = self._by_name(q, symbols, scope, prefix) if _IDENT.match(q) else []
-        return picks or self._ranked(q, clue, scope, prefix)
+        if _IDENT.match(q):
+            return self._by_name(q, symbols, scope, prefix) or self._ranked(q, clue, scope, prefix)
+        # A question in words that names a symbol the index holds gets that symbol first,
+        # always; what the words rank comes after it.
+        names = _names_in(q)
+        if not names:
+            return self._ranked(q, clue, scope, prefix)
+        listed = list(symbols)
+        named: list[str] = []
+        for name in names:
+            named.extend(i for i in self._by_name(name, listed, scope, prefix) if i not in named)
+        ranked = self._ranked(q, clue, scope, prefix)
+        first = set(named)
+        return named + [i for i in ranked if i not in first]
 
     def passage(self, text: str, question: str, clue: str | None, budget: int) -> Passage:
         """The lines of a symbol too long for ``budget`` tokens that answer best."""
@@ -99,8 +121,13 @@ class CodeSearch:
     def _by_name(
         self, q: str, symbols: Iterable[CodeSymbol], scope: Scope, prefix: str
     ) -> list[str]:
-        """Leaves whose symbol is exactly ``q`` (or ends with ``.q``), main code first."""
+        """Leaves whose symbol is exactly ``q`` (or ends with ``.q``), main code first.
+
+        A name led by its module (``pkg.mod.Class.method``) also finds ``Class.method``
+        in the file ``pkg/mod.*`` (or any file ``mod.*``).
+        """
         want = q.replace("::", ".").replace("#", ".")
+        parts = want.split(".")
         exact: list[tuple[int, str, str]] = []
         for source, name, kind, leaf_id in symbols:
             if not name or kind == "imports" or not _in_scope(source, scope, prefix):
@@ -109,6 +136,11 @@ class CodeSearch:
                 rank = 0
             elif name.endswith("." + want):
                 rank = 1
+            elif any(
+                name == ".".join(parts[cut:]) and _module_is(source, parts[:cut])
+                for cut in range(1, len(parts))
+            ):
+                rank = 0
             else:
                 continue
             exact.append((rank + (2 if is_test_path(source) else 0), source, leaf_id))
@@ -177,6 +209,24 @@ class CodeSearch:
             return MEANING * part + (1 - MEANING) * scores[item] / top
 
         return sorted(window, key=lambda i: (-fused(i), i)) + ranked[self.rerank :]
+
+
+def _names_in(question: str) -> list[str]:
+    """The names written as code in ``question``, first seen first."""
+    names: list[str] = []
+    for match in _NAMED.finditer(question):
+        name = next(group for group in match.groups() if group).strip("().")
+        if _IDENT.match(name) and name not in names:
+            names.append(name)
+    return names
+
+
+def _module_is(source: str, modules: list[str]) -> bool:
+    """True when ``source`` is the file of the dotted module ``modules`` (``a.b`` is
+    ``…a/b.py``), or of its last part alone."""
+    stem = source.rsplit(".", 1)[0]
+    path = "/".join(modules)
+    return stem == path or stem.endswith("/" + path) or stem.rsplit("/", 1)[-1] == modules[-1]
 
 
 def _in_scope(source: str, scope: Scope, prefix: str) -> bool:
