@@ -148,6 +148,22 @@ def test_search_text_shows_the_answer_and_its_cost(ihmt: Ihmt, store: Path) -> N
     assert not_found.code == 0 and not_found.out.startswith("NOT FOUND")
 
 
+def test_search_tries_other_phrasings_when_the_question_is_not_found(
+    ihmt: Ihmt, store: Path
+) -> None:
+    asked = "What is my home town these days?"
+    assert ihmt("search", asked, "--path", str(store)).out.startswith("NOT FOUND")
+    run = ihmt("search", asked, "--or", "where do I live", "--path", str(store), "--json")
+    assert run.code == 0, run.err
+    data = run.json()
+    assert data["status"] == "found" and data["query"] == asked
+    assert 'answered for the phrasing "where do I live"' in data["compact"]
+    many = ["--or", "a", "--or", "b", "--or", "c", "--or", "d", "--or", "e"]
+    refused = ihmt("search", asked, *many, "--path", str(store))
+    assert refused.code != 0 and "at most 4" in refused.err
+    assert "Traceback" not in refused.err and refused.err.count("\n") == 1
+
+
 def test_search_full_and_json_show_what_the_decision_weighed(ihmt: Ihmt, store: Path) -> None:
     text = ihmt("search", "Ruzafa", "--full", "--path", str(store))
     assert text.code == 0

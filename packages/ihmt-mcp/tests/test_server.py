@@ -16,7 +16,10 @@ from ihmt_mcp._server import TOOL_NAMES
 Call = Callable[..., Awaitable[tuple[bool, str]]]
 
 EXPECTED_PARAMETERS = {
-    "search_memory": (["query"], {"clue": None, "detail": "compact", "as_of": None}),
+    "search_memory": (
+        ["query"],
+        {"clue": None, "detail": "compact", "as_of": None, "alternatives": None},
+    ),
     "save_memory": (
         ["content"],
         {"domain": "general", "content_type": "auto", "replaces": ""},
@@ -103,6 +106,14 @@ def test_memory_tools_end_to_end(
         assert text.startswith("FOUND") and "García" in text.split("\n")[2]
         error, text = await call(session, "search_memory", query="quantum chromodynamics lab")
         assert not error and text.startswith("NOT FOUND")
+        asked = "What is my home town these days?"
+        error, text = await call(session, "search_memory", query=asked)
+        assert not error and text.startswith("NOT FOUND"), text
+        error, text = await call(
+            session, "search_memory", query=asked, alternatives=["where do I live now"]
+        )
+        assert not error and text.startswith("FOUND") and "Valencia" in text, text
+        assert f'answered for the phrasing "where do I live now" of "{asked}"' in text
         error, text = await call(
             session, "save_memory", content="Staging runs PostgreSQL 16 on db01."
         )

@@ -51,6 +51,13 @@ def _search_options(fn: F) -> F:
 @click.argument("query")
 @click.option("--top-k", type=click.IntRange(min=1, max=100), default=5, show_default=True)
 @click.option("--full", is_flag=True, help="Show ids, paths and scores of every result.")
+@click.option(
+    "--or",
+    "alternatives",
+    multiple=True,
+    metavar="PHRASING",
+    help="Another phrasing of the question, tried when it is NOT FOUND (up to 4).",
+)
 @_search_options
 @pass_state
 def search_command(
@@ -58,6 +65,7 @@ def search_command(
     query: str,
     top_k: int,
     full: bool,
+    alternatives: tuple[str, ...],
     clue: str | None,
     as_of: str | None,
     project: str | None,
@@ -74,6 +82,7 @@ def search_command(
             as_of=as_of,
             project=project,
             limit=top_k,
+            alternatives=alternatives,
         )
     state.emit(search_json(result), search_text(result, full=full))
 

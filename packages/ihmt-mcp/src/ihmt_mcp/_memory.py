@@ -407,11 +407,12 @@ class Memory:
         *,
         limit: int = 5,
         domain: str | None = None,
+        alternatives: Sequence[str] = (),
     ) -> SearchResult:
         """Search the memory, ranking the current project's and global memories first.
 
         The ``compact`` text names the project an answer comes from when it is not the
-        current one.
+        current one. ``alternatives``: other phrasings, tried when it is NOT FOUND.
 
         Raises:
             ValueError: an empty query.
@@ -419,7 +420,7 @@ class Memory:
         """
         check_query(self.navigator, query)
         current = self._project(project)
-        options = search_options(current, detail, as_of, limit, domain)
+        options = search_options(current, detail, as_of, limit, domain, alternatives)
         return self._searched(query, clue or None, options)
 
     def ask(
@@ -451,6 +452,7 @@ class Memory:
             keywords.get("as_of"),
             keywords.get("limit", 5),
             keywords.get("domain"),
+            keywords.get("alternatives", ()),
         )
         return self.navigator.ask(
             query,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, TypedDict, cast
 
@@ -27,13 +28,20 @@ class SearchKeywords(TypedDict, total=False):
     project: str | None
     limit: int
     domain: str | None
+    alternatives: Sequence[str]
 
 
 def search_options(
-    current: str, detail: str, as_of: str | date | datetime | None, limit: int, domain: str | None
+    current: str,
+    detail: str,
+    as_of: str | date | datetime | None,
+    limit: int,
+    domain: str | None,
+    alternatives: Sequence[str] = (),
 ) -> SearchOptions:
-    """A search's options: the current project preferred (not required), and a FOUND
-    answer from another project noted as such."""
+    """A search's options: the current project preferred (not required), a FOUND answer
+    from another project noted as such, and the asker's other phrasings of the question
+    (tried when it is NOT FOUND as asked)."""
     from ihmt_navigator import SearchOptions
 
     return SearchOptions(
@@ -43,6 +51,7 @@ def search_options(
         note_other_project=True,
         domain=parse_domain(domain) if domain else None,
         limit=limit,
+        alternatives=(alternatives,) if isinstance(alternatives, str) else tuple(alternatives),
     )
 
 

@@ -226,14 +226,20 @@ def build_server(settings: Settings | None = None) -> MCPServer:
         clue: str | None = None,
         detail: str = "compact",
         as_of: str | None = None,
+        alternatives: list[str] | None = None,
     ) -> CallToolResult:
-        """Search long-term memory; call before answering anything that may depend on earlier sessions. FOUND: best memory with date and project; relay every OUTDATED note and answer with the current version. AMBIGUOUS: never guess; ask the user or retry with clue (place, date, project, surname). NOT FOUND: say you do not know. detail="full" adds ids and paths; as_of="YYYY-MM-DD" answers as of then."""  # noqa: E501
+        """Search long-term memory; call before answering anything that may depend on earlier sessions. FOUND: best memory with date and project; relay every OUTDATED note and answer with the current version. AMBIGUOUS: never guess; ask the user or retry with clue (place, date, project, surname). NOT FOUND: say you do not know. alternatives: up to 4 other phrasings of the same question in other words (e.g. ["database of billing", "DB engine", "Postgres"]), tried when it is NOT FOUND as asked. detail="full" adds ids and paths; as_of="YYYY-MM-DD" answers as of then."""  # noqa: E501
         project = await service.project(ctx)
         return await _run(
             "search_memory",
             lambda: (
                 service.memory.search(
-                    query, clue=clue, detail=detail, as_of=as_of, project=project
+                    query,
+                    clue=clue,
+                    detail=detail,
+                    as_of=as_of,
+                    project=project,
+                    alternatives=alternatives or (),
                 ).compact
             ),
             service.memory_lock,

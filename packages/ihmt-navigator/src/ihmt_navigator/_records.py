@@ -73,6 +73,11 @@ class SearchOptions:
     never) ends with a NOTE naming that project, and the current one ("no project" when
     ``prefer_project`` is None). A composition that always knows the asker's project
     sets it (``Memory.search``)."""
+    alternatives: tuple[str, ...] = ()
+    """Other phrasings of the same question (at most :data:`MAX_ALTERNATIVES`), as an
+    agent can give them at no cost ("database", "DB engine", "Postgres"). When the
+    question as asked is NOT FOUND, each is searched, and the surest of their answers
+    answers, saying which phrasing it is for. Blank and repeated ones are dropped."""
 
     def __post_init__(self) -> None:
         if self.detail not in _DETAILS:
@@ -80,6 +85,24 @@ class SearchOptions:
         if self.scope not in _SCOPES:
             raise InvalidFilterError("scope", self.scope, "'main', 'test' or 'all'")
         object.__setattr__(self, "as_of", _canonical_as_of(self.as_of))
+        object.__setattr__(self, "alternatives", _phrasings(self.alternatives))
+
+
+MAX_ALTERNATIVES = 4
+"""A search tries the question and at most this many other phrasings of it."""
+
+
+def _phrasings(given: object) -> tuple[str, ...]:
+    if isinstance(given, str):
+        given = (given,)
+    if not isinstance(given, (tuple, list)) or not all(isinstance(p, str) for p in given):
+        raise InvalidFilterError("alternatives", given, "a list of phrasings of the question")
+    kept = tuple(dict.fromkeys(p.strip() for p in given if p.strip()))
+    if len(kept) > MAX_ALTERNATIVES:
+        raise InvalidFilterError(
+            "alternatives", f"{len(kept)} phrasings", f"at most {MAX_ALTERNATIVES}"
+        )
+    return kept
 
 
 def _canonical_as_of(value: str | date | datetime | None) -> str | None:

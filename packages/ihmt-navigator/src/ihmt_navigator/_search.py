@@ -165,13 +165,48 @@ class Navigator:
 
     # ------------------------------------------------------------------ the pipeline
     def _search(self, query: str, clue: str | None, options: SearchOptions) -> SearchResult:
+        if not options.alternatives:
+            return finish(self.store, *self._answer(query, clue, options))
+        return self._search_phrasings(query, clue, options)
+
+    def _search_phrasings(
+        self, query: str, clue: str | None, options: SearchOptions
+    ) -> SearchResult:
+        """The question, and when it is NOT FOUND its other phrasings: the surest of
+        their answers (FOUND over AMBIGUOUS, then by confidence, the earlier on a tie)
+        answers, saying which phrasing it answered; its reads count every phrasing's.
+        A question that is FOUND or AMBIGUOUS as asked answers as asked: another
+        phrasing never turns an AMBIGUOUS answer into a guess."""
+        single = replace(options, alternatives=())
+        first = self._answer(query, clue, single)
+        if first[1].status != "not_found":
+            return finish(self.store, *first)
+        phrasings = [p for p in options.alternatives if p != query]
+        tried = [self._answer(phrasing, clue, single) for phrasing in phrasings]
+        order = {"found": 2, "ambiguous": 1, "not_found": 0}
+        best = max(
+            range(len(tried)),
+            key=lambda i: (order[tried[i][1].status], tried[i][1].confidence, -i),
+            default=None,
+        )
+        if best is None or tried[best][1].status == "not_found":
+            q, answer = first
+        else:
+            q, answer = tried[best]
+            said = f'answered for the phrasing "{phrasings[best]}" of "{query}"'
+            answer = replace(answer, notices=(*answer.notices, said))
+        result = finish(self.store, replace(q, before=first[0].before), answer)
+        return replace(result, query=query)
+
+    def _answer(self, query: str, clue: str | None, options: SearchOptions) -> tuple[Query, Answer]:
+        """One phrasing's decision, before it is rendered."""
         store = self.store
         start = started(store)
         span, q_terms = question_terms(query)
         c_terms = [t for t in dict.fromkeys(terms(clue or "")) if t not in q_terms]
         if not q_terms:
             q = new_query(store, query, options, start, clue=clue, q_terms=q_terms, c_terms=c_terms)
-            return finish(store, q, Answer(status="not_found"))
+            return q, Answer(status="not_found")
         filtered = bool(options.as_of) or options.scope != "all"
         # Gather: BM25's candidates, and the call's context once they are in.
         found = gather(store, self.weights, q_terms + c_terms, options, filtered=filtered)
@@ -186,7 +221,7 @@ class Navigator:
             lexical_best is not None and nearest.entry.id == lexical_best.entry.id
         )
         if not leaves:
-            return finish(store, q, Answer(status="not_found"))
+            return q, Answer(status="not_found")
         # Decide: found, ambiguous or not found.
         decision = decide(
             store,
@@ -200,9 +235,9 @@ class Navigator:
             meaning=sims,
         )
         if isinstance(decision, Answer):
-            return finish(store, q, decision)
+            return q, decision
         # Shape: the found memories' hits, with their notices.
-        return finish(store, q, _shape(store, q, decision))
+        return q, _shape(store, q, decision)
 
     def _similarities(self, text: str) -> Similarities | None:
         """Meaning's view of the question, or None: without the layer, or when it fails

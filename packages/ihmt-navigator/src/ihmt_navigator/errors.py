@@ -31,7 +31,10 @@ class InvalidFilterError(SearchError, ValueError):
     """A filter value is not valid: ``name`` says which, ``value`` what was given."""
 
     def __init__(
-        self, name: Literal["as_of", "detail", "scope"], value: object, expected: str
+        self,
+        name: Literal["as_of", "detail", "scope", "alternatives"],
+        value: object,
+        expected: str,
     ) -> None:
         self.name = name
         self.value = value
