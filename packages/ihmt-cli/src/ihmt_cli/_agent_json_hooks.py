@@ -70,7 +70,7 @@ def _hooks_data(data: dict[str, Any], paths: AgentPaths, spec: ServerSpec | None
             kept = [h for h in _handlers(group) if not _is_ours(h)]
             if kept or not _handlers(group):
                 groups.append({**group, "hooks": kept} if kept != _handlers(group) else group)
-        if spec is not None:
+        if spec is not None and (spec.capture or ours != "stop"):
             groups.append(_hook_group(paths, spec, ours))
         if groups:
             hooks[event] = groups

@@ -166,8 +166,10 @@ def _opencode_config(folder: Path) -> Path:
 def _plugin_text(spec: ServerSpec) -> str:
     source = resources.files("ihmt_cli").joinpath("templates", "opencode-plugin.js")
     template = source.read_text(encoding="utf-8")
-    return template.replace("__IHMT_COMMAND__", json.dumps(list(spec.ihmt))).replace(
-        "__IHMT_HOME__", json.dumps(spec.ihmt_home)
+    return (
+        template.replace("__IHMT_COMMAND__", json.dumps(list(spec.ihmt)))
+        .replace("__IHMT_HOME__", json.dumps(spec.ihmt_home))
+        .replace("__IHMT_CAPTURE__", json.dumps(spec.capture))
     )
 
 

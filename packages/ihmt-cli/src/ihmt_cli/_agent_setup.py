@@ -29,6 +29,7 @@ __all__ = [
     "PLUGIN_MARKER",
     "OUR_HOOK",
     "HOOK_EVENTS",
+    "CAPTURE_EVENTS",
     # the records
     "AgentPaths",
     "ServerSpec",
@@ -45,7 +46,9 @@ PLUGIN_MARKER = "ihmt-memory: added by `ihmt install opencode`"
 """The line in opencode's plugin file that says the file is ours."""
 HOOK_EVENTS = (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"))
 """The agents' event names and the ``ihmt hook`` event each one runs."""
-OUR_HOOK = re.compile(rf"\shook (session-start|prompt) --agent ({'|'.join(AGENTS)})\b")
+CAPTURE_EVENTS = (("Stop", "stop"), ("PreCompact", "stop"))
+"""Claude Code's events that run the capture (``ihmt hook stop``); Codex has ``Stop``."""
+OUR_HOOK = re.compile(rf"\shook (session-start|prompt|stop) --agent ({'|'.join(AGENTS)})\b")
 """A hook handler's command line that runs ``ihmt hook``."""
 
 
@@ -61,6 +64,9 @@ class ServerSpec:
     """The ``IHMT_HOME`` passed in the server's environment: which memory it serves."""
     ihmt: tuple[str, ...] = ()
     """The ``ihmt`` command line the hooks run (absolute, like ``command``)."""
+    capture: bool = True
+    """Register the capture hook (``ihmt hook stop``) with the recall hooks
+    (``ihmt install --no-capture``: False)."""
 
     @property
     def argv(self) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,9 +120,20 @@ _dry_run_option = click.option(
     is_flag=True,
     help="Leave out the recall hooks (and remove ones an earlier install added).",
 )
+@click.option(
+    "--no-capture",
+    is_flag=True,
+    help="Leave out the capture hook ('ihmt hook stop', docs/capture.md) and keep recall.",
+)
 @pass_state
 def install_command(
-    state: State, agent: Agent, scope: Scope, dry_run: bool, home: Path | None, no_hooks: bool
+    state: State,
+    agent: Agent,
+    scope: Scope,
+    dry_run: bool,
+    home: Path | None,
+    no_hooks: bool,
+    no_capture: bool,
 ) -> None:
     """Register the memory server and its recall hooks with AGENT (claude-code, codex or
     opencode).
@@ -139,6 +151,8 @@ def install_command(
     hooks with /hooks, which tools Codex approves, files not to commit).
     """
     spec = server_spec(_ihmt_home(state, home))
+    if no_capture:
+        spec = replace(spec, capture=False)
     plan = install_plan(agent, scope, spec, hooks=not no_hooks)
     if not dry_run:
         plan.run()
@@ -263,6 +277,7 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     failed = not health.ok or any(
         a.get("error") or (a.get("probe") and not a["probe"]["connects"]) for a in agents
     )
+    from ihmt_cli._hook_stop import last_capture
     from ihmt_cli._recall_server import server_status
 
     data = {
@@ -270,6 +285,7 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
         "ihmt_home": str(ihmt_home),
         "store": health.to_json(),
         "recall_server": server_status(ihmt_home),
+        "capture": last_capture(ihmt_home),
         "agents": agents,
     }
     state.emit(data, doctor_text(data))

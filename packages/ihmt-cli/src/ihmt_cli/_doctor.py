@@ -315,6 +315,10 @@ def doctor_text(data: dict[str, Any]) -> str:
         lines.append(
             f"recall server: running (pid {server['pid']}, {server['mode']} search) for the hooks"
         )
+    if "capture" in data:
+        from ihmt_cli._hook_stop import capture_text
+
+        lines.append(capture_text(data["capture"]))
     for row in data["agents"]:
         label = f"{row['agent']} ({row['scope']})"
         if row["error"]:
