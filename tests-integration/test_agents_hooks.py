@@ -224,7 +224,7 @@ def test_codex_lists_the_hooks_untrusted_and_runs_them_when_bypassed(
     home = Path(agent_env["HOME"])
     hooks = _hooks_list(codex_installed, agent_env, project)
     ours = [h for h in hooks if "ihmt" in h["command"] and " hook " in h["command"]]
-    assert sorted(h["eventName"] for h in ours) == ["sessionStart", "userPromptSubmit"]
+    assert sorted(h["eventName"] for h in ours) == ["sessionStart", "stop", "userPromptSubmit"]
     assert {h["trustStatus"] for h in ours} == {"untrusted"}
     assert {h["sourcePath"] for h in ours} == {str(home / ".codex" / "hooks.json")}
 

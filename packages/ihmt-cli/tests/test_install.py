@@ -474,7 +474,13 @@ def test_install_claude_code_adds_both_hooks_keeping_the_users(sandbox: Sandbox)
     assert _commands(settings, "UserPromptSubmit") == [
         f"{ihmt} hook prompt --agent claude-code --home {memory}"
     ]
-    assert "done: add the recall hooks (SessionStart, UserPromptSubmit)" in done.out
+    for event in ("Stop", "PreCompact"):
+        assert _commands(settings, event) == [
+            f"{ihmt} hook stop --agent claude-code --home {memory}"
+        ]
+    assert "done: add the recall hooks (SessionStart, UserPromptSubmit, Stop, PreCompact)" in (
+        done.out
+    )
     # the registered command runs and answers like a hook
     command = _commands(settings, "UserPromptSubmit")[0].split()
     hook = subprocess.run(
@@ -512,13 +518,29 @@ def test_no_hooks_leaves_them_out_and_removes_earlier_ones(sandbox: Sandbox) -> 
     assert not settings.exists()  # install created it and it held nothing else
 
 
+def test_no_capture_leaves_out_the_capture_hook_and_keeps_recall(sandbox: Sandbox) -> None:
+    settings = sandbox.home / ".claude" / "settings.json"
+    assert sandbox.run("install", "claude-code").code == 0
+    assert _commands(settings, "Stop") and _commands(settings, "PreCompact")
+
+    done = sandbox.run("install", "claude-code", "--no-capture")
+
+    assert done.code == 0, done.err
+    data = json.loads(settings.read_text())
+    assert set(data["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    plugin = sandbox.run("install", "opencode", "--no-capture")
+    assert plugin.code == 0, plugin.err
+    [path] = (sandbox.home / ".config" / "opencode").rglob("ihmt-memory.js")
+    assert "const CAPTURE = false;" in path.read_text()
+
+
 def test_dry_run_shows_the_hooks(sandbox: Sandbox) -> None:
     done = sandbox.run("install", "codex", "--dry-run", "--json", "--home", str(sandbox.home / "m"))
 
     assert done.code == 0, done.err
     step = next(s for s in done.json()["steps"] if s["path"].endswith("hooks.json"))
     fragment = json.loads(step["preview"].split("\n", 1)[1])
-    assert set(fragment["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    assert set(fragment["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}
     handler = fragment["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert handler["type"] == "command" and handler["timeout"] == 10
     assert handler["command"].endswith(f"hook prompt --agent codex --home {sandbox.home / 'm'}")

@@ -14,7 +14,14 @@ import click
 from ihmt_cli._agent_files import backup_of, is_trivial, json_text, read_json
 from ihmt_cli._agent_json_hooks import JsonHooks
 from ihmt_cli._agent_plan import Step, cli_register_steps, file_step, run_step
-from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, ServerSpec, stdio_argv
+from ihmt_cli._agent_setup import (
+    CAPTURE_EVENTS,
+    HOOK_EVENTS,
+    SERVER_NAME,
+    AgentPaths,
+    ServerSpec,
+    stdio_argv,
+)
 from ihmt_cli._types import Agent, Scope
 
 __all__ = ["CLAUDE_CODE", "ClaudeCodeSetup"]
@@ -29,6 +36,7 @@ class ClaudeCodeSetup(JsonHooks):
     name = "Claude Code"
     restart = "Start a new Claude Code session (claude) so the memory tools load."
     trust_hint = ""
+    hook_events = (*HOOK_EVENTS, *CAPTURE_EVENTS)
 
     def paths(
         self, scope: Scope, *, home: Path, project: Path, environ: Mapping[str, str]

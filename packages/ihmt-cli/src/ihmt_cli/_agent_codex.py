@@ -18,7 +18,7 @@ import click
 from ihmt_cli._agent_files import write_text
 from ihmt_cli._agent_json_hooks import JsonHooks
 from ihmt_cli._agent_plan import Step, cli_register_steps, file_step
-from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, ServerSpec, stdio_argv
+from ihmt_cli._agent_setup import HOOK_EVENTS, SERVER_NAME, AgentPaths, ServerSpec, stdio_argv
 from ihmt_cli._types import Agent, Scope
 
 __all__ = ["CODEX", "READ_ONLY_TOOLS", "CodexSetup", "codex_hook_trust"]
@@ -35,6 +35,7 @@ class CodexSetup(JsonHooks):
     name = "Codex"
     restart = "Start a new Codex session (codex) so the memory tools load."
     trust_hint = "in codex: /hooks, then trust the ihmt hooks"
+    hook_events = (*HOOK_EVENTS, ("Stop", "stop"))
 
     def paths(
         self, scope: Scope, *, home: Path, project: Path, environ: Mapping[str, str]
@@ -131,7 +132,7 @@ class CodexSetup(JsonHooks):
         if hooks:
             notes.append(
                 f"Codex runs new hooks only once you trust them: start codex, type /hooks "
-                f"and trust the two 'ihmt hook' entries from {paths.hooks} (Codex keeps the "
+                f"and trust the 'ihmt hook' entries from {paths.hooks} (Codex keeps the "
                 "trust in config.toml [hooks.state]). Until then it skips them."
             )
         return notes

@@ -49,6 +49,7 @@ __all__ = [
     "StopInput",
     "capture_into",
     "capture_mode",
+    "capture_text",
     "last_capture",
     "nudge_reason",
     "parse_stop_input",
@@ -323,10 +324,44 @@ def _prune(home: Path, now: float) -> None:
 
 
 def last_capture(home: Path) -> dict[str, Any] | None:
-    """What the last stop saved (``time``, ``agent``, ``project``, ``saved`` ids, …), or
-    None; for ``ihmt doctor``."""
+    """What the last stop that found something did, for ``ihmt doctor``: ``time``,
+    ``agent``, ``project``, ``saved`` (each ``{id, text}``: the memory's first words, or
+    ``forgotten`` when it is gone), ``replaced``, ``held``, ``refused``, ``pending``; None
+    when nothing was ever captured."""
     data = _read_state(home / "hooks" / LAST_NAME)
-    return data or None
+    if not data:
+        return None
+    ids = [str(i) for i in data.get("saved") or [] if isinstance(i, str)]
+    texts: dict[str, str] = {}
+    try:
+        from ihmt_mcp import Settings
+        from ihmt_store import Store, one_line
+
+        store = Store.open(Settings.for_home(home).store_path)
+        try:
+            entries = store.entries(ids)
+            texts = {i: one_line(e.excerpt or e.title, 80) for i, e in entries.items()}
+        finally:
+            store.close()
+    except Exception:  # noqa: BLE001 — the store's own check reports what is wrong
+        texts = {}
+    data["saved"] = [{"id": i, "text": texts.get(i, "forgotten")} for i in ids]
+    return data
+
+
+def capture_text(data: Mapping[str, Any] | None) -> str:
+    """``ihmt doctor``'s line about the last capture."""
+    if not data:
+        return "capture: nothing captured yet"
+    saved = data.get("saved") or []
+    head = (
+        f"capture: last {data.get('time', '?')} ({data.get('agent', '?')}, project "
+        f"{data.get('project') or '-'}): saved {len(saved)}, held {data.get('held', 0)}, "
+        f"corrected {len(data.get('replaced') or [])}"
+    )
+    if data.get("pending"):
+        head += f", left to the agent {len(data['pending'])}"
+    return "\n".join([head, *(f'  {s["id"]} "{s["text"]}"' for s in saved[:5])])
 
 
 # ---------------------------------------------------------------------- the run

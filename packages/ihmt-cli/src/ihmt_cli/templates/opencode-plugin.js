@@ -5,10 +5,15 @@
 // first message, `ihmt hook session-start`) and adds what it prints as a synthetic text
 // part. `ihmt hook` prints nothing when the memory has nothing confident to say, never
 // repeats a memory within a session, and exits 0 whatever happens.
-import { spawnSync } from "node:child_process";
+//
+// Capture: when a session goes idle, the user's own messages go to `ihmt hook stop`, in
+// the background, which saves the durable statements it has not read yet
+// (`ihmt install opencode --no-capture` leaves this out).
+import { spawn, spawnSync } from "node:child_process";
 
 const IHMT = __IHMT_COMMAND__;
 const IHMT_HOME = __IHMT_HOME__;
+const CAPTURE = __IHMT_CAPTURE__;
 const TIMEOUT_MS = 10000;
 
 function recall(event, payload) {
@@ -25,9 +30,50 @@ function recall(event, payload) {
   }
 }
 
-export const IhmtMemory = async ({ directory }) => {
+function capture(payload) {
+  try {
+    const [program, ...args] = IHMT;
+    const child = spawn(
+      program,
+      [...args, "hook", "stop", "--agent", "opencode", "--home", IHMT_HOME],
+      { stdio: ["pipe", "ignore", "ignore"], timeout: TIMEOUT_MS },
+    );
+    child.on("error", () => {});
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(payload));
+  } catch {
+    // the memory must never break the session
+  }
+}
+
+// The user's own text of each message: what `ihmt hook stop` reads (never the
+// assistant's text, tool output or what a plugin added).
+function userMessages(messages) {
+  return messages
+    .filter((message) => message.info && message.info.role === "user")
+    .map((message) => ({
+      info: { id: message.info.id, role: "user", time: message.info.time },
+      parts: (message.parts || [])
+        .filter((part) => part.type === "text" && !part.synthetic && !part.ignored)
+        .map((part) => ({ type: "text", text: part.text })),
+    }));
+}
+
+export const IhmtMemory = async ({ directory, client }) => {
   const started = new Set();
   return {
+    event: async ({ event }) => {
+      if (!CAPTURE || event.type !== "session.idle" || !client) return;
+      try {
+        const sessionID = event.properties.sessionID;
+        const answer = await client.session.messages({ path: { id: sessionID } });
+        const messages = userMessages(answer.data || []);
+        if (messages.length === 0) return;
+        capture({ session_id: sessionID, cwd: directory, hook_event_name: "session.idle", messages });
+      } catch {
+        // the memory must never break the session
+      }
+    },
     "chat.message": async (input, output) => {
       const sessionID = input.sessionID;
       const prompt = output.parts
