@@ -141,7 +141,9 @@ def install_command(
     Uses the agent's own CLI when it is on PATH, else edits its config file keeping
     everything else (comments too); adds the recall hooks ('ihmt hook': Claude Code's
     settings.json, Codex's hooks.json, an opencode plugin) so that the agent gets what
-    the memory knows without calling a tool; appends the usage instructions to its
+    the memory knows without calling a tool, and the capture hook ('ihmt hook stop':
+    Claude Code's Stop and PreCompact, Codex's Stop, opencode's idle session) that saves
+    the durable statements the user made; appends the usage instructions to its
     CLAUDE.md / AGENTS.md once. Before its first change a file is copied once to
     <file>.bak-ihmt. Running it again changes nothing. Install several agents with the
     same IHMT_HOME and they share one memory.
@@ -265,7 +267,9 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     through codex app-server), last run and last error (from IHMT_HOME/hooks/hooks.log).
     --json: each registered agent's row has "hooks": {path, present, events, trusted,
     last_run, last_outcome, last_error}; "recall_server" is {pid, since, mode} while the
-    hooks' warm server runs, else null. Exits 1 when the store is damaged or a registered
+    hooks' warm server runs, else null; "capture" is what the last stop captured ({time,
+    agent, project, session, saved: [{id, text}], replaced, held, refused, pending}), or
+    null. Exits 1 when the store is damaged or a registered
     server does not answer.
     """
     from ihmt_cli._base import store_under
