@@ -138,7 +138,7 @@ def run_size(size: int, probes: int, vectors: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="ihmt-bench-") as tmp:
         store = Store.create(Path(tmp) / "m")
         start = time.perf_counter()
-        tail_from, tail_start = size - size // 10, start
+        tail_from, tail_start = (size - size // 10) // 1000 * 1000, start
         ids: list[str] = []
         for chunk in range(0, size, 1000):
             if chunk >= tail_from and tail_start == start:
