@@ -8,6 +8,9 @@ registers, and what the user said that lasts ends up in the memory.
   Code wrote.
 - **Codex** lists the ``Stop`` hook install registered (``hooks/list`` from ``codex
   app-server``: Codex's own view of its hooks).
+- **opencode** (``opencode serve``) answers a message through a provider whose base URL
+  is a stub of the OpenAI chat API; the session then goes idle, and the plugin hands the
+  user's messages to ``ihmt hook stop``.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_agents_hooks import _hooks_list
+from test_agents_hooks import _free_port, _hooks_list, _post
 
 STATEMENT = "From now on we deploy lynx with ArgoCD, never with kubectl apply."
 
@@ -84,6 +88,41 @@ def messages_stub() -> Iterator[str]:
     try:
         host, port = server.server_address[:2]
         yield f"http://{host!s}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def chat_stub() -> Iterator[str]:
+    """An OpenAI chat completions API that streams one "OK." to every request (its URL)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+            delta = {"role": "assistant", "content": "OK."}
+            for choice in (
+                {"index": 0, "delta": delta, "finish_reason": None},
+                {"index": 0, "delta": {}, "finish_reason": "stop"},
+            ):
+                self.wfile.write(b"data: " + json.dumps({**base, "choices": [choice]}).encode())
+                self.wfile.write(b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host!s}:{port}/v1"
     finally:
         server.shutdown()
         server.server_close()
@@ -157,3 +196,58 @@ def test_codex_lists_the_stop_hook_install_registered(
     ours = [h for h in hooks if " hook stop " in h["command"]]
     assert [h["eventName"] for h in ours] == ["stop"]
     assert ours[0]["command"].endswith(f"--agent codex --home {agent_env['HOME']}/memory")
+
+
+def test_opencode_saves_what_the_user_said_when_the_session_goes_idle(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    chat_stub: str,
+    lynx: Path,
+) -> None:
+    opencode = agent_cli("opencode")
+    home = Path(agent_env["HOME"])
+    ihmt_install("install", "opencode", "--home", str(home / "memory"))
+    provider = {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "stub",
+        "options": {"baseURL": chat_stub, "apiKey": "stub"},
+        "models": {"m": {"name": "m"}},
+    }
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.write_text(json.dumps({"provider": {"stub": provider}, "model": "stub/m"}))
+    port = _free_port()
+    log = home / "opencode-serve.log"
+    with log.open("w", encoding="utf-8") as out:
+        server = subprocess.Popen(
+            [opencode, "serve", "--port", str(port), "--hostname", "127.0.0.1"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=agent_env,
+            cwd=lynx,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while "listening on" not in log.read_text(encoding="utf-8", errors="replace"):
+            assert server.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "opencode serve did not start"
+            time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}"
+        session = _post(f"{url}/session", {})
+        body = {"parts": [{"type": "text", "text": f"thanks! {STATEMENT}"}]}
+        answer = _post(f"{url}/session/{session['id']}/message", body)
+        assert answer["info"]["role"] == "assistant"
+        # the plugin runs the hook in the background once the session is idle
+        while not [m for m in _memories(agent_env, lynx) if m["source"] == "session"]:
+            assert time.monotonic() < deadline + 60, "nothing was captured"
+            time.sleep(0.5)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=20)
+    [saved] = _memories(agent_env, lynx)
+    assert saved["content"] == STATEMENT and saved["project"] == "lynx"
