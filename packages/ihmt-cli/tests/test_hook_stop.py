@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,3 +205,40 @@ def test_bad_input_exits_0_silently_and_is_logged(world: World, stdin: str, erro
     done = world.run(stdin)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert error in world.log()[-1]["error"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the recall server listens on a Unix socket")
+def test_with_the_warm_server_running_the_server_saves(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    # a short home: a Unix socket path must stay under ~100 bytes
+    home = Path(tempfile.mkdtemp(prefix="ihmt-"))
+    world = World(
+        home=home,
+        project=tmp_path / "lynx",
+        transcript=tmp_path / "t.jsonl",
+        env={k: v for k, v in os.environ.items() if not k.startswith("IHMT_")},
+    )
+    (world.project / ".git").mkdir(parents=True)
+    Memory.init(home / "ihmt_memory", semantic="off").close()
+    world.env.update(IHMT_SEMANTIC="off", IHMT_HOOK_SERVER="auto")
+    status = home / "hooks" / "server.json"
+    try:
+        world.say("Our CI runs on Buildkite with four agents.")
+        world.stop()  # saves by itself and starts the server
+        deadline = time.monotonic() + 120
+        while not status.exists():
+            assert time.monotonic() < deadline, "the recall server did not start"
+            time.sleep(0.1)
+        world.say("Mei Lin owns the lynx API contract.")
+        world.stop()
+        assert world.log()[-1]["via"] == "server" and world.log()[-1]["saved"] == 1
+        assert {m.text for m in world.memories()} == {
+            "Our CI runs on Buildkite with four agents.",
+            "Mei Lin owns the lynx API contract.",
+        }
+    finally:
+        if status.exists():
+            os.kill(int(json.loads(status.read_text())["pid"]), signal.SIGTERM)
+        shutil.rmtree(home, ignore_errors=True)
