@@ -248,3 +248,26 @@ def test_a_correction_saved_the_same_day_is_the_one_current_memory(
     assert (_entry_outdated_by(memory, old), _entry_outdated_by(memory, new)) == (new, None)
     best = memory.search("which port does the staging database use?").best
     assert best is not None and best.id == new
+
+
+def test_a_replaces_correction_outdates_only_the_part_its_hint_describes(
+    memory: Memory,
+) -> None:
+    old = memory.save(
+        "Build box hb-3 sits in rack B3; its IP is 10.0.4.17 and the data team owns it.",
+        date="2025-01-10",
+    ).ids[0]
+    new = memory.save(
+        "Build box hb-3 moved to rack B7.", date="2025-09-01", replaces="hb-3 rack B3"
+    ).ids[0]
+    assert _entry_outdated_by(memory, old) == new
+    # the timeline lists the correction where the navigator reads it
+    (item,) = memory.store.read_leaf(old).extra["corrections"]
+    assert (item["by"], item["hint"]) == (new, "hb-3 rack B3")
+
+    rack = memory.search("which rack is hb-3 in?")
+    assert [h.id for h in rack.results[:2]] == [new, old] and rack.results[1].outdated
+    assert any('"hb-3 rack B3" changed on 2025-09-01' in n for n in rack.notices)
+    owner = memory.search("which team owns hb-3?")
+    assert owner.results[0].id == old and not owner.results[0].outdated
+    assert not any("OUTDATED" in n for n in owner.notices)

@@ -24,7 +24,13 @@ from ihmt_facts._leaf_facts import (
     record_facts_of_fact_leaf,
     same_fact,
 )
-from ihmt_facts._outdating import VERSION_SUFFIX, all_restated, names_only_its_subject
+from ihmt_facts._outdating import (
+    CORRECTIONS_KEY,
+    changed_facts,
+    flag_superseded,
+    with_correction,
+    without_correction,
+)
 from ihmt_facts._pattern import Pattern
 from ihmt_facts._records import (
     Contradiction,
@@ -230,12 +236,17 @@ class Timeline:
                 results.append(self._record_one(subject, attribute, value, moment, source, pending))
         return tuple(results)
 
-    def supersede(self, old_leaf: str, new_leaf: str, reason: str = "") -> Correction:
+    def supersede(
+        self, old_leaf: str, new_leaf: str, reason: str = "", *, hint: str = ""
+    ) -> Correction:
         """Flag ``old_leaf`` OUTDATED, corrected by ``new_leaf`` (reversible with :meth:`restore`).
 
         When the new leaf restates some of the old leaf's (subject, attribute) pairs, the
         dates order those values as usual. When it states none of them, the old leaf's
-        facts stop being current from the new leaf's date.
+        facts stop being current from the new leaf's date. The old leaf's list of
+        corrections gains this one, with the facts it changed and ``hint`` (the words
+        that described the part corrected), so that searches flag it only for what
+        changed.
 
         Raises:
             UnknownLeafError: either leaf is unknown.
@@ -245,13 +256,19 @@ class Timeline:
             raise ValueError(f"leaf {old_leaf!r} cannot supersede itself")
         with self._writing() as pending:
             newer = self._read_leaf(new_leaf)
-            self._read_leaf(old_leaf)
+            older = self._read_leaf(old_leaf)
             if newer.outdated_by is not None and newer.outdated_by.by == old_leaf:
                 # Inferred the other way round (two statements of one moment, ordered by
                 # id): the explicit correction says which is newer, so that flag goes.
-                newer = self._annotate(new_leaf, outdated_by=None)
+                kept = without_correction(newer, old_leaf)
+                extra = {} if kept is None else {CORRECTIONS_KEY: kept}
+                newer = self._annotate(new_leaf, outdated_by=None, extra=extra)
             correction = Correction(by=newer.leaf_id, date=newer.timestamp, reason=reason)
-            older = self._annotate(old_leaf, outdated_by=correction)
+            changed = changed_facts(self._record_of(older).facts, self._record_of(newer).facts)
+            listed = with_correction(older, newer.leaf_id, newer.timestamp, changed, hint)
+            older = self._annotate(
+                old_leaf, outdated_by=correction, extra={CORRECTIONS_KEY: listed}
+            )
             self._apply(newer, pending)
             self._apply(older, pending)
         return correction
@@ -269,7 +286,9 @@ class Timeline:
             leaf = self._read_leaf(old_leaf)
             if leaf.outdated_by is None:
                 return None
-            restored = self._annotate(old_leaf, outdated_by=None)
+            kept = without_correction(leaf, leaf.outdated_by.by)
+            extra = {} if kept is None else {CORRECTIONS_KEY: kept}
+            restored = self._annotate(old_leaf, outdated_by=None, extra=extra)
             self._apply(restored, pending)
             return leaf.outdated_by
 
@@ -608,7 +627,7 @@ class Timeline:
             lost, gained = moved[key]
             before = {change_id(c) for c in lost}
             new_changes.extend(c for c in gained if change_id(c) not in before)
-        self._flag_superseded(new_changes, pending)
+        flag_superseded(state, self._store, self._annotate, self._record_of, new_changes, pending)
         old_facts = previous.facts if previous else ()
         results = []
         for f in record.facts:
@@ -649,48 +668,3 @@ class Timeline:
         if period is not None and period.count > 1:
             return Outcome.CONFIRMED
         return Outcome.NEW
-
-    def _flag_superseded(self, changes: list[Contradiction], pending: list[LeafRecord]) -> None:
-        """Annotate the leaves a change superseded, through the store (one flag per leaf)."""
-        state = self._state
-        assert state is not None
-        done: set[str] = set()
-        restated = {(c.new_source, c.subject, c.attribute) for c in changes}
-        for change in sorted(changes, key=lambda c: c.new_date):
-            if names_only_its_subject(change.subject, change.attribute.removesuffix(" version")):
-                continue  # recorded, but too vague to hide a memory
-            for old in change.old_sources:
-                if old == change.new_source or old in done:
-                    continue
-                if change.attribute.endswith(VERSION_SUFFIX) and not all_restated(
-                    state.leaves.get(old), change.new_source, restated
-                ):
-                    continue  # one tool's version moved; the rest of that memory holds
-                done.add(old)
-                entry = self._store.entry(old)
-                if entry is None:
-                    continue
-                current = entry.outdated_by
-                if current == change.new_source:
-                    continue
-                if current is not None and not state.explained(old, current):
-                    continue  # an explicit supersession wins over a change of one value
-                newer = self._store.entry(change.new_source)
-                if newer is not None and newer.outdated_by == old:
-                    # ``old`` corrected the leaf said to change it: two statements of one
-                    # moment, ordered by id; the explicit correction says which is newer.
-                    continue
-                annotated = self._annotate(
-                    old,
-                    outdated_by=Correction(
-                        by=change.new_source, date=change.new_date, reason=change.notice
-                    ),
-                )
-                known = state.leaves.get(old)
-                record = (
-                    LeafRecord(old, known.facts, Outdated(change.new_source, change.new_date))
-                    if known is not None
-                    else self._record_of(annotated)
-                )
-                state.put(record)
-                pending.append(record)

@@ -8,6 +8,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ihmt_mcp._records import CorrectionRecord, RestoreResult
+from ihmt_mcp._replaces import hint_of
 from ihmt_store import LeafNotFoundError, one_line
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def flag_outdated(memory: MemoryParts, old_id: str, new_id: str, reason: str = "
             )
         seen.add(current.outdated_by)
         current = memory.store.entry(current.outdated_by)
-    correction = memory.timeline.supersede(old_id, new_id, reason=reason or "marked outdated")
+    correction = memory.timeline.supersede(
+        old_id, new_id, reason=reason or "marked outdated", hint=hint_of(reason)
+    )
     logger.info("%s marked outdated by %s", old_id, new_id)
     return (
         f"{old_id} is now OUTDATED, corrected by {new_id} on {correction.date[:10]}; searches "

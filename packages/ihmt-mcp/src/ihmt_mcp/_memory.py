@@ -367,8 +367,8 @@ class Memory:
         status (looked up before the new one is written)."""
         return self.navigator.find_corrected(words, project=project, limit=5)
 
-    def _supersede(self, old_id: str, new_id: str, reason: str) -> None:
-        self.timeline.supersede(old_id, new_id, reason=reason)
+    def _supersede(self, old_id: str, new_id: str, reason: str, hint: str = "") -> None:
+        self.timeline.supersede(old_id, new_id, reason=reason, hint=hint)
         logger.info("%s supersedes %s", new_id, old_id)
 
     def mark_outdated(self, old_id: str, new_id: str, reason: str = "") -> str:

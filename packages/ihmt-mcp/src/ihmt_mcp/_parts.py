@@ -71,7 +71,7 @@ class MemoryParts(Protocol):
         """The earlier memories of ``project`` that ``words`` describes."""
         ...
 
-    def _supersede(self, old_id: str, new_id: str, reason: str) -> None:
+    def _supersede(self, old_id: str, new_id: str, reason: str, hint: str = "") -> None:
         """Flag ``old_id`` OUTDATED by ``new_id`` in the timeline (a ``replaces=``)."""
         ...
 

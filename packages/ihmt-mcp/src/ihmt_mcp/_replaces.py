@@ -13,10 +13,14 @@ from ihmt_mcp._records import ReplaceOutcome
 from ihmt_navigator import CorrectionMatch, Hit
 from ihmt_store import one_line
 
-__all__ = ["settle_replace"]
+__all__ = ["REPLACED", "hint_of", "settle_replace"]
 
-Supersede = Callable[[str, str, str], object]
-"""``supersede(old_id, new_id, reason)``: flag ``old_id`` OUTDATED by ``new_id``."""
+REPLACED = "replaced: "
+"""How the reason of a ``replaces=`` correction starts; the hint follows."""
+
+Supersede = Callable[[str, str, str, str], object]
+"""``supersede(old_id, new_id, reason, hint)``: flag ``old_id`` OUTDATED by ``new_id``;
+``hint`` describes the part of it that changed."""
 
 
 def settle_replace(
@@ -55,7 +59,7 @@ def settle_replace(
             message="\n".join([*lines, *_listing(others, new_id)]),
         )
     for target in targets:
-        supersede(target.id, new_id, f"replaced: {words.strip()}"[:200])
+        supersede(target.id, new_id, f"{REPLACED}{words.strip()}"[:200], words.strip())
     marked = "; ".join(
         f'the memory of {t.timestamp[:10]} ({t.id}) "{one_line(t.excerpt or t.title, 110)}"'
         for t in targets
@@ -71,6 +75,12 @@ def settle_replace(
             f"(or the CLI's: ihmt restore {targets[0].id}), and mark the right one."
         ),
     )
+
+
+def hint_of(reason: str) -> str:
+    """The hint of a ``replaces=`` correction's reason ("" for another reason): what an
+    export carries of it, so an import lists the correction as the save did."""
+    return reason[len(REPLACED) :].strip() if reason.startswith(REPLACED) else ""
 
 
 def _listing(hits: Sequence[Hit], new_id: str) -> list[str]:

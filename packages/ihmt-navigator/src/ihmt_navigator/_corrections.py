@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ihmt_navigator._candidates import CANDIDATES
+from ihmt_navigator._changes import judge
 from ihmt_navigator._hits import build_hits
 from ihmt_navigator._match import (
     NAMESAKE_POOL,
@@ -153,8 +154,9 @@ def corrections_first(
         current = cand
         seen = {cand.entry.id}
         while q.is_outdated(current.entry) and len(chain) < 10:
-            nxt_id = current.entry.outdated_by
-            assert nxt_id is not None
+            change = q.correction_of(current.entry)
+            assert change is not None
+            nxt_id = change.by
             if nxt_id in seen:
                 break
             seen.add(nxt_id)
@@ -163,6 +165,7 @@ def corrections_first(
                 entry = store.entry(nxt_id)
                 if entry is None or not q.admits(entry):
                     break
+                judge(store, q, [entry])
                 nxt = Candidate(entry=entry, score=cand.score, matched=())
             # The current version answers what its outdated version matched.
             inherited = tuple(dict.fromkeys((*nxt.matched, *current.matched)))
@@ -213,14 +216,17 @@ def earlier_statements(
 ) -> set[str]:
     """Older current memories that state what the first one states (same project,
     same question words, half the shorter one's words shared): it corrects them
-    although nobody said so. Inferred for this answer only; nothing is recorded."""
+    although nobody said so. Inferred for this answer only; nothing is recorded. A
+    memory whose recorded corrections were judged to leave alone what the question
+    asks is not one: it still holds there."""
     first = ranked[0]
     if q.is_outdated(first.entry):
         return set()
     return {
         c.entry.id
         for c in ranked[1:NAMESAKE_POOL]
-        if same_statement(q, first, c, scores, tie_floor)
+        if not (c.entry.id in q.corrections and q.corrections[c.entry.id] is None)
+        and same_statement(q, first, c, scores, tie_floor)
         and c.entry.timestamp < first.entry.timestamp
         and set(c.matched) == set(first.matched)
     }
@@ -262,8 +268,10 @@ def mark_earlier(hits: list[Hit], earlier: set[str]) -> tuple[list[Hit], list[st
 
 
 def outdated_notices(store: Store, q: Query, hits: Sequence[Hit]) -> list[str]:
-    """An OUTDATED notice for each corrected hit (by the cutoff), naming the memory
-    that corrected it (the correcting entries in one catalog query)."""
+    """An OUTDATED notice for each corrected hit (by the cutoff), naming what changed when
+    the correction recorded it and the memory that corrected it (the correcting entries
+    in one catalog query). A memory corrected only in what the question does not ask
+    about is no corrected hit: it answers as current."""
     as_of = q.as_of
     corrected = [
         hit
@@ -276,17 +284,26 @@ def outdated_notices(store: Store, q: Query, hits: Sequence[Hit]) -> list[str]:
     notices: list[str] = []
     for hit in corrected:
         by = newer.get(hit.outdated_by or "")
-        old = f'OUTDATED: "{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id})'
+        old = f'"{one_line(hit.excerpt, 100)}" ({hit.timestamp[:10]}, {hit.id})'
         on = f" on {hit.corrected_on[:10]}" if hit.corrected_on else ""
         if by is None:
             # A note pulled before its memory, or written by hand: no text to quote.
             notices.append(
-                f"{old} was corrected{on}; the memory that corrected it ({hit.outdated_by}) "
-                "is not in this store (not synced yet?). Relay that this one is outdated."
+                f"OUTDATED: {old} was corrected{on}; the memory that corrected it "
+                f"({hit.outdated_by}) is not in this store (not synced yet?). Relay that "
+                "this one is outdated."
+            )
+            continue
+        now = f'"{one_line(by.excerpt, 120)}" ({hit.outdated_by})'
+        if hit.changed:
+            notices.append(
+                f"OUTDATED: {hit.changed}{on} ({hit.outdated_by}), so {old} no longer holds "
+                f"on that point; now {now}. Answer with the current version and relay the "
+                "change; the rest of the older memory still holds."
             )
             continue
         notices.append(
-            f'{old} was corrected{on} by "{one_line(by.excerpt, 120)}" '
-            f"({hit.outdated_by}). Answer with the current version and relay the correction."
+            f"OUTDATED: {old} was corrected{on} by {now}. Answer with the current version "
+            "and relay the correction."
         )
     return notices

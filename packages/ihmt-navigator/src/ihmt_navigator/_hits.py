@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ihmt_navigator._query import Query
+from ihmt_navigator._query import Change, Query
 from ihmt_navigator._records import Hit, SearchResult
 from ihmt_navigator._render import Answer, best_passage, render
 from ihmt_store import (
@@ -67,6 +67,7 @@ def build_hits(
             titles=tuple(above[i].title for i in path[:-1] if i in above),
             q_terms=q.q_terms,
             budget=budget,
+            change=q.correction_of(cand.entry),
         )
         for cand, text, path in zip(cands, texts, paths, strict=True)
     ]
@@ -110,8 +111,10 @@ def _hit(
     titles: tuple[str, ...],
     q_terms: Sequence[str],
     budget: int,
+    change: Change | None,
 ) -> Hit:
-    """A hit with its text, or its best passage when the text is long for ``budget``."""
+    """A hit with its text, or its best passage when the text is long for ``budget``,
+    flagged OUTDATED by ``change`` (the correction the question is about, or None)."""
     entry = cand.entry
     passage = None
     content = text
@@ -132,8 +135,9 @@ def _hit(
         path_titles=titles,
         score=round(score, 6),
         matched=cand.matched,
-        outdated=entry.outdated_by is not None,
-        outdated_by=entry.outdated_by,
-        corrected_on=entry.outdated_on,
+        outdated=change is not None,
+        outdated_by=change.by if change else None,
+        corrected_on=(change.date or None) if change else None,
+        changed=change.what if change else "",
         passage=passage,
     )

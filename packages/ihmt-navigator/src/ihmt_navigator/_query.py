@@ -21,6 +21,7 @@ from ihmt_store import Candidate, Entry, IOStats, Store
 __all__ = [
     "CLUE_BOTH",
     "CLUE_ONE",
+    "Change",
     "IN_PERIOD",
     "OTHER_PROJECT",
     "Query",
@@ -66,6 +67,20 @@ def rarity(total: int, df: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
+class Change(NamedTuple):
+    """One correction a memory received (:mod:`ihmt_navigator._changes` reads them)."""
+
+    by: str
+    """The memory that corrected it."""
+    date: str
+    """When (canonical timestamp)."""
+    what: str
+    """What changed, as a phrase that a date can follow ("rack changed to B7", or
+    '"the rack is B3" changed' for a ``replaces`` hint), or "" when it is not known."""
+    words: frozenset[str]
+    """The terms of what changed (its attributes, old values and hint); empty: unknown."""
+
+
 class Start(NamedTuple):
     """Taken when a call starts, before the store is asked anything else."""
 
@@ -107,6 +122,9 @@ class Query:
     unreadable: set[str] = field(default_factory=set)
     """Leaves whose file the store refused to read in this call (the store says why, once,
     in its notices): they are left out of the hits."""
+    corrections: dict[str, Change | None] = field(default_factory=dict)
+    """For each corrected memory judged in this call, the correction the question is
+    about, or None: none is, and the memory answers it as current."""
 
     @property
     def as_of(self) -> str | None:
@@ -120,12 +138,22 @@ class Query:
         ``credited`` terms as held."""
         return _coverage(cand, self.groups, self.weights, credited)
 
-    def is_outdated(self, entry: Entry) -> bool:
-        """Corrected (by the cutoff, when there is one)."""
+    def correction_of(self, entry: Entry) -> Change | None:
+        """The correction of ``entry`` this question is about (its latest when it was not
+        judged in this call), or None."""
         if entry.outdated_by is None:
+            return None
+        if entry.id in self.corrections:
+            return self.corrections[entry.id]
+        return Change(entry.outdated_by, entry.outdated_on or "", "", frozenset())
+
+    def is_outdated(self, entry: Entry) -> bool:
+        """Corrected in what the question asks (by the cutoff, when there is one)."""
+        change = self.correction_of(entry)
+        if change is None:
             return False
         as_of = self.as_of
-        return as_of is None or (entry.outdated_on or "") <= as_of
+        return as_of is None or change.date <= as_of
 
     def admits(self, entry: Entry) -> bool:
         """A memory dated by the cutoff, and of the scope asked for (search ranks leaves

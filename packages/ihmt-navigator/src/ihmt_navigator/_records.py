@@ -152,8 +152,12 @@ class Hit:
     matched: tuple[str, ...]
     """Query terms this item contains."""
     outdated: bool = False
+    """Corrected in what the question asks (a memory corrected only in another of its
+    facts answers as current)."""
     outdated_by: str | None = None
     corrected_on: str | None = None
+    changed: str = ""
+    """What the correction changed, when it recorded it ("rack changed to B7")."""
     passage: Passage | None = None
     """Set when the leaf was longer than the budget and only its best passage is shown."""
 

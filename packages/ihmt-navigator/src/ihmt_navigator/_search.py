@@ -18,6 +18,7 @@ from typing import Any
 
 from ihmt_navigator._broad import branch_notice, broad_branch
 from ihmt_navigator._candidates import admitted, gather
+from ihmt_navigator._changes import judge
 from ihmt_navigator._corrections import (
     earlier_statements,
     find_corrected,
@@ -222,6 +223,9 @@ class Navigator:
         )
         if not leaves:
             return q, Answer(status="not_found")
+        # Which corrections the question is about: a memory corrected in another of its
+        # facts answers as current.
+        judge(store, q, [c.entry for c in sorted(leaves, key=lambda c: -scores[c.entry.id])])
         # Decide: found, ambiguous or not found.
         decision = decide(
             store,

@@ -1,0 +1,150 @@
+"""Corrections at the level of facts: a memory is OUTDATED only for what its correction
+changed (the corrections are written the way the facts timeline writes them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ihmt_navigator import Navigator
+from ihmt_navigator._changes import CORRECTIONS_KEY, changed_words, changes_of
+from ihmt_store import Correction, Store
+from ihmt_store.testing import make_leaf
+
+OLD = (
+    "Server atlas-7 sits in rack B3 of the Madrid datacenter; its IP is 10.0.4.17 and the "
+    "platform team owns it."
+)
+
+
+def _corrected(
+    make_store: Callable[..., Store], new_text: str, item: dict[str, Any] | None
+) -> tuple[Store, str, str]:
+    """A store with OLD and ``new_text``, the first corrected by the second; ``item`` is
+    what the correction recorded (None: nothing, a flag set by hand)."""
+    store = make_store()
+    old = store.put_leaf(make_leaf(OLD, timestamp="2026-03-01T00:00:00Z", position=1))
+    new = store.put_leaf(make_leaf(new_text, timestamp="2026-10-02T00:00:00Z", position=2))
+    extra = {} if item is None else {CORRECTIONS_KEY: [{"by": new.leaf_id, **item}]}
+    store.annotate(
+        old.leaf_id,
+        outdated_by=Correction(by=new.leaf_id, date="2026-10-02T00:00:00Z"),
+        extra=extra,
+    )
+    return store, old.leaf_id, new.leaf_id
+
+
+HINTED = {"date": "2026-10-02T00:00:00Z", "hint": "atlas-7 rack B3"}
+FACT = {
+    "date": "2026-10-02T00:00:00Z",
+    "changed": [{"attribute": "rack", "from": "B3", "to": "B7"}],
+}
+
+
+@pytest.mark.parametrize("item", [HINTED, FACT], ids=["hint", "fact"])
+def test_a_question_about_what_changed_gets_the_correction_and_a_notice_naming_it(
+    make_store: Callable[..., Store], item: dict[str, Any]
+) -> None:
+    store, old, new = _corrected(make_store, "Server atlas-7 moved to rack B7.", item)
+    result = Navigator(store).search("which rack is atlas-7 in?")
+    assert [h.id for h in result.results] == [new, old]
+    flagged = result.results[1]
+    assert flagged.outdated and flagged.outdated_by == new
+    assert flagged.changed  # what changed, named
+    (notice,) = result.notices
+    assert notice.startswith("OUTDATED: ") and new in notice and old in notice
+    assert "on 2026-10-02" in notice
+    named = '"atlas-7 rack B3" changed' if item is HINTED else "rack changed to B7"
+    assert named in notice and named == flagged.changed
+
+
+@pytest.mark.parametrize("item", [HINTED, FACT], ids=["hint", "fact"])
+@pytest.mark.parametrize("question", ["which team owns atlas-7?", "atlas-7 IP address"])
+def test_a_question_about_what_did_not_change_is_answered_by_the_older_memory(
+    make_store: Callable[..., Store], item: dict[str, Any], question: str
+) -> None:
+    store, old, _ = _corrected(make_store, "Server atlas-7 moved to rack B7.", item)
+    result = Navigator(store).search(question)
+    assert result.status == "found"
+    assert result.results[0].id == old
+    assert not any(h.outdated for h in result.results)
+    assert result.notices == ()
+    assert "OUTDATED" not in result.compact
+
+
+def test_a_correction_that_recorded_nothing_outdates_the_whole_memory(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, new = _corrected(make_store, "Server atlas-7 moved to rack B7.", None)
+    result = Navigator(store).search("which team owns atlas-7?")
+    assert [h.id for h in result.results] == [new, old]
+    assert result.results[1].outdated and result.results[1].changed == ""
+
+
+def test_a_restatement_of_what_still_holds_is_not_a_change(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, _ = _corrected(
+        make_store,
+        "Server atlas-7 moved to rack B7; the platform team still owns it.",
+        HINTED,
+    )
+    result = Navigator(store).search("which team owns atlas-7?")
+    kept = next(h for h in result.results if h.id == old)
+    assert not kept.outdated and result.notices == ()
+
+
+def test_a_correction_after_the_cutoff_outdates_nothing_then(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, _ = _corrected(make_store, "Server atlas-7 moved to rack B7.", HINTED)
+    result = Navigator(store).search("which rack is atlas-7 in?", as_of="2026-06-01")
+    assert [h.id for h in result.results] == [old]
+    assert not result.results[0].outdated and result.notices == ()
+
+
+def test_of_two_corrections_the_one_the_question_is_about_answers(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    old = store.put_leaf(make_leaf(OLD, timestamp="2026-03-01T00:00:00Z", position=1))
+    rack = store.put_leaf(
+        make_leaf("atlas-7 moved to rack B7.", timestamp="2026-10-02T00:00:00Z", position=2)
+    )
+    owner = store.put_leaf(
+        make_leaf("The data team took atlas-7 over.", timestamp="2026-11-20T00:00:00Z", position=3)
+    )
+    store.annotate(
+        old.leaf_id,
+        outdated_by=Correction(by=owner.leaf_id, date="2026-11-20T00:00:00Z"),
+        extra={
+            CORRECTIONS_KEY: [
+                {"by": rack.leaf_id, "date": "2026-10-02T00:00:00Z", "hint": "rack B3"},
+                {"by": owner.leaf_id, "date": "2026-11-20T00:00:00Z", "hint": "platform team"},
+            ]
+        },
+    )
+    result = Navigator(store).search("which rack holds atlas-7?")
+    assert [h.id for h in result.results[:2]] == [rack.leaf_id, old.leaf_id]
+    assert result.results[1].outdated_by == rack.leaf_id
+    ip = Navigator(store).search("atlas-7 IP address")
+    assert ip.results[0].id == old.leaf_id and not ip.results[0].outdated
+
+
+def test_malformed_corrections_are_skipped_and_the_flag_still_counts() -> None:
+    leaf = make_leaf("x").evolve(
+        outdated_by=Correction(by="L-b", date="2026-01-02T00:00:00Z"),
+        extra={CORRECTIONS_KEY: ["nonsense", {"by": ""}, {"by": "L-a", "date": 5}]},
+    )
+    assert [(c.by, c.what, c.words) for c in changes_of(leaf)] == [("L-b", "", frozenset())]
+
+
+def test_changed_words_leave_out_clauses_saying_what_did_not_change() -> None:
+    words = changed_words(
+        "Team sync moved to Wednesdays; the monthly demo day doesn't change. "
+        "Las otras dos tarifas no cambian (still 45 min)."
+    )
+    assert "sync" in words and "wednesday" in words
+    assert not {"demo", "tarifa", "45"} & words
