@@ -216,9 +216,10 @@ def quality(folder: Path) -> dict[str, Any]:
         records = (
             [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
         )
-        split["hook_errors"] += sum(
-            bool(r.get("error")) for r in records[-len(snapshots(session)) :]
-        )
+        errors = [r["error"] for r in records[-len(snapshots(session)) :] if r.get("error")]
+        split["hook_errors"] += len(errors)
+        if errors and session.split == "train":
+            split["wrong"] += [f"{session.id}: hook error {e}" for e in errors]
     out = {}
     for name, s in totals.items():
         ms = sorted(s.pop("stop_ms"))
