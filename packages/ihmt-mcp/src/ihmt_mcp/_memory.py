@@ -310,6 +310,7 @@ class Memory:
         project: str | None = None,
         date: str | date | datetime | None = None,
         tags: Sequence[str] = (),
+        source: str = "agent",
     ) -> SaveResult:
         """Save one memory: refuse secrets, classify and split, store, extract facts, correct.
 
@@ -322,12 +323,16 @@ class Memory:
             project: the project it belongs to (default: the current one; '' = global).
             date: when what it says became true (default: a date in the text, else now).
             tags: extra tags to store with it.
+            source: who saved it: ``agent``, or ``session`` when ``ihmt hook stop``
+                captured it from what the user said (an explicit save outranks it).
 
         Raises:
             EmptyContentError, ContentTooLargeError, SecretRefusedError: nothing is written.
             ValueError: an invalid domain, content type or date.
         """
-        return save_memory(self, content, domain, content_type, replaces, project, date, tags)
+        return save_memory(
+            self, content, domain, content_type, replaces, project, date, tags, source
+        )
 
     def _ingest_facts(self, ids: Iterable[Leaf | str]) -> tuple[str, ...]:
         notices: list[str] = []
