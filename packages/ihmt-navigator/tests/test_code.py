@@ -125,3 +125,22 @@ def test_a_name_no_symbol_holds_leaves_the_words_to_rank(
     assert _sources(store, search.rank("how does render() build the page?", symbols))[0] == (
         "src/app/render.py"
     )
+
+
+def test_a_paragraph_of_docs_ranks_below_the_code_it_describes(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    rows = [
+        ("docs/api.rst", "", "paragraph", "How the cache evicts a key when the cache is full.\n"),
+        ("src/cache.py", "evict", "function", "def evict(store, key):\n    # when full\n"),
+    ]
+    symbols = []
+    for position, (source, name, kind, text) in enumerate(rows):
+        leaf = make_leaf(
+            text, domain="code", source=source, position=position, tags=(f"kind:{kind}",)
+        )
+        store.put_leaf(leaf)
+        symbols.append(CodeSymbol(source, name, kind, leaf.leaf_id))
+    picks = CodeSearch(store).rank("how does the cache evict a key when full?", symbols)
+    assert _sources(store, picks) == ["src/cache.py", "docs/api.rst"]

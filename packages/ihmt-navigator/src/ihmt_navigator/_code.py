@@ -28,6 +28,10 @@ NAMED_FILE = 1.5
 """Score factor for a symbol whose file is named by a word of the question."""
 IMPORTS = 0.3
 """Score factor for a file's imports: they name everything and define nothing."""
+PROSE = 0.5
+"""Score factor for a block of prose (a paragraph of a README or of the docs, a change
+log entry): find_code answers with code; the prose that describes it comes after."""
+PROSE_KINDS = frozenset({"kind:paragraph", "kind:entry"})
 TEST_FILE = 0.6
 """Score factor for a test file's symbol when the scope is ``all``."""
 RERANK = 20
@@ -167,6 +171,8 @@ class CodeSearch:
                 score *= NAMED_FILE
             if "kind:imports" in entry.tags:
                 score *= IMPORTS
+            elif not PROSE_KINDS.isdisjoint(entry.tags):
+                score *= PROSE
             if scope == "all" and is_test_path(entry.source):
                 score *= TEST_FILE
             if c_terms:
