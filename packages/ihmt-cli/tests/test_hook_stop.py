@@ -242,3 +242,30 @@ def test_with_the_warm_server_running_the_server_saves(tmp_path: Path) -> None:
         if status.exists():
             os.kill(int(json.loads(status.read_text())["pid"]), signal.SIGTERM)
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_doctor_shows_what_the_last_stop_captured(world: World) -> None:
+    world.say("Our CI runs on Buildkite with four agents.")
+    world.stop()
+    done = subprocess.run(
+        [IHMT, "doctor", "--home", str(world.home), "--no-connect", "--json"],
+        capture_output=True,
+        text=True,
+        env={**world.env, "HOME": str(world.project.parent)},
+        cwd=world.project,
+        timeout=120,
+        check=False,
+    )
+    capture = json.loads(done.stdout)["capture"]
+    assert capture["agent"] == "claude-code" and capture["project"] == PROJECT
+    assert [s["text"] for s in capture["saved"]] == ["Our CI runs on Buildkite with four agents."]
+    text = subprocess.run(
+        [IHMT, "doctor", "--home", str(world.home), "--no-connect"],
+        capture_output=True,
+        text=True,
+        env={**world.env, "HOME": str(world.project.parent)},
+        cwd=world.project,
+        timeout=120,
+        check=False,
+    ).stdout
+    assert "capture: last " in text and '"Our CI runs on Buildkite with four agents."' in text
