@@ -34,6 +34,11 @@ NOT_DURABLE = [
     "the staging password is hunter2, use it for the test",
     "ok",
     "¿puedes revisar el cron?",
+    "I like this approach a lot",
+    "I want the tests to pass before lunch",
+    "We should use Redis 7 for the cache here",
+    "I'm going to refactor the parser in parser.py",
+    "Let me know when it's done",
 ]
 
 

@@ -63,11 +63,13 @@ _RULE = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i|we)\s+(?:really\s+)?(?:prefer|like|love|hate|want|'d rather|would rather|"
-    r"don'?t like|do not like|dislike|avoid)\b|\b(?:prefiero|preferimos|me gusta|"
-    r"no me gusta|odio|quiero que)\b|\bmy preference\b",
+    r"\b(?:i|we)\s+(?:really\s+)?(?:prefer|like|love|hate|'d rather|would rather|"
+    r"don'?t like|do not like|dislike|avoid)\b(?!\s+(?:this|that|it|these|those|the fix|"
+    r"your)\b)|\b(?:prefiero|preferimos|me gusta|no me gusta|odio)\b(?!\s+(?:esto|eso)\b)"
+    r"|\bmy preference\b",
     re.I,
 )
+"""A standing preference, not a verdict on what is on screen ("I like this")."""
 _DECISION = re.compile(
     r"\b(?:we|i|the team)\s+(?:have\s+|'ve\s+)?(?:decided|agreed|chose|picked|settled on|"
     r"went with|are going with|'re going with|standardi[sz]ed on)\b|\b(?:decidimos|"
@@ -133,7 +135,8 @@ _CHATTER = re.compile(
 )
 _HEDGE = re.compile(
     r"\b(?:maybe|probably|perhaps|i think|i guess|i suppose|not sure|i'm not sure|"
-    r"seems|looks like|might|quiz[aá]s?|creo que|a lo mejor|no s[eé])\b",
+    r"seems|looks like|might|we should|we could|should we|could we|how about|what if|"
+    r"i'd suggest|quiz[aá]s?|creo que|a lo mejor|no s[eé]|deber[ií]amos|podr[ií]amos)\b",
     re.I,
 )
 _MOMENT = re.compile(
