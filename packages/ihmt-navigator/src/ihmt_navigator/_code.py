@@ -133,19 +133,19 @@ class CodeSearch:
         want = q.replace("::", ".").replace("#", ".")
         parts = want.split(".")
         exact: list[tuple[int, str, str]] = []
+        tails = {".".join(parts[cut:]): parts[:cut] for cut in range(1, len(parts))}
         for source, name, kind, leaf_id in symbols:
-            if not name or kind == "imports" or not _in_scope(source, scope, prefix):
+            if not name or kind == "imports":
                 continue
             if name == want:
                 rank = 0
             elif name.endswith("." + want):
                 rank = 1
-            elif any(
-                name == ".".join(parts[cut:]) and _module_is(source, parts[:cut])
-                for cut in range(1, len(parts))
-            ):
+            elif name in tails and _module_is(source, tails[name]):
                 rank = 0
             else:
+                continue
+            if not _in_scope(source, scope, prefix):
                 continue
             exact.append((rank + (2 if is_test_path(source) else 0), source, leaf_id))
         exact.sort()

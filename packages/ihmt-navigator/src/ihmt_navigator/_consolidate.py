@@ -367,8 +367,10 @@ class Consolidator:
         if touched:
             logger.info("rewrote %d branch summary(ies)", len(touched))
             self.refresh_root()
-            # The old summaries quoted what was forgotten: no trace of them in the index.
-            store.compact()
+            if not self.outline:
+                # The old summaries quoted what was forgotten: no trace of them in the
+                # index (an outline quotes no text: ``forget`` scrubbed the leaf's own).
+                store.compact()
         return tuple(touched)
 
     def refresh_root(self) -> None:
