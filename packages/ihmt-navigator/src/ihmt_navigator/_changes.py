@@ -12,8 +12,9 @@ clauses of the older memory that hold them (the part it points at), and the corr
 memory's own words, but for its clauses that say a part did not change ("the demo day
 doesn't change"). The subject both are about (the project's name, a host or another
 named thing both name) is not a part of it and counts for nothing. A question that
-finds in the older memory only words no correction speaks of is about what did not
-change: the memory answers it as current, without an OUTDATED flag. Otherwise the
+finds in the older memory only words no correction speaks of, and there most of its
+words that the store holds (by rarity), is answered by what did not change: the memory answers it as
+current, without an OUTDATED flag. Otherwise the
 correction that speaks of most of it (by the rarity of the words; in its own words
 before the clauses it points at; the latest on a tie) is the one it is about; when in
 doubt, the memory stays flagged. A correction that recorded nothing of what it changed
@@ -121,8 +122,8 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
             said = change.words | changed_words(new_text)
             words = said | pointed_at(old_text, change.words - subject)
             about, other = asked_of(q, old_terms, words, subject)
-            if about == 0 and other > 0:
-                continue  # asked only about what this correction left alone
+            if about == 0 and other >= _asked(q, subject) / 2:
+                continue  # answered by what this correction left alone
             # What the correction says in its own words first, then what it points at.
             rank = (asked_of(q, old_terms, said, subject)[0], about, change.date)
             if best is None or rank > best:
@@ -171,6 +172,16 @@ def asked_of(
         else:
             other += weight
     return about, other
+
+
+def _asked(q: Query, subject: frozenset[str]) -> float:
+    """The weight (by rarity) of the question's words that some memory holds, but for
+    the subject's (a word no memory holds tells no part of one from another)."""
+    return sum(
+        max(q.weights.get(t, 0.0) for t in group)
+        for group in q.groups
+        if not subject.issuperset(group) and any(q.df.get(t, 0) for t in group)
+    )
 
 
 def _subject(entry: Entry, old_text: str, new_text: str) -> frozenset[str]:
