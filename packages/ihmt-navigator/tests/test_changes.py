@@ -148,3 +148,13 @@ def test_changed_words_leave_out_clauses_saying_what_did_not_change() -> None:
     )
     assert "sync" in words and "wednesday" in words
     assert not {"demo", "tarifa", "45"} & words
+
+
+def test_a_question_that_finds_only_the_subject_in_the_old_memory_keeps_the_flag(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, _ = _corrected(make_store, "Server atlas-7 moved to rack B7.", HINTED)
+    # nothing of the old memory but its subject answers: no sign it is about what held
+    result = Navigator(store).search("which operating system is installed on atlas-7?")
+    (flagged,) = [h for h in result.results if h.id == old]
+    assert flagged.outdated

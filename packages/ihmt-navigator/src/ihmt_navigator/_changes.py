@@ -122,7 +122,7 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
             said = change.words | changed_words(new_text)
             words = said | pointed_at(old_text, change.words - subject)
             about, other = asked_of(q, old_terms, words, subject)
-            if about == 0 and other >= _asked(q, subject) / 2:
+            if about == 0 and other > 0 and other >= _asked(q, subject) / 2:
                 continue  # answered by what this correction left alone
             # What the correction says in its own words first, then what it points at.
             rank = (asked_of(q, old_terms, said, subject)[0], about, change.date)
