@@ -24,7 +24,7 @@ def repo_root() -> Path:
 AGENTS_BIN = (
     Path(__file__).resolve().parents[1] / "tools" / "agents" / "node" / "node_modules" / ".bin"
 )
-"""Where tools/agents/install.sh puts claude, opencode and codex (pinned versions)."""
+"""Where tools/agents/install.sh puts claude, opencode, codex, gemini and copilot (pinned)."""
 
 
 @pytest.fixture
@@ -49,7 +49,9 @@ def agent_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
         k: v
         for k, v in os.environ.items()
         if k not in ("IHMT_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+        and k not in ("GH_TOKEN", "GITHUB_TOKEN", "GH_HOST")
         and not k.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "CODEX_", "OPENCODE"))
+        and not k.startswith(("GEMINI_", "GOOGLE_", "COPILOT_", "GITHUB_COPILOT_"))
     }
     env.update(
         {
@@ -65,6 +67,8 @@ def agent_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
             "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "COPILOT_AUTO_UPDATE": "false",
             "NO_COLOR": "1",
         }
     )

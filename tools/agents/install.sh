@@ -12,6 +12,8 @@ PACKAGES=(
     "@anthropic-ai/claude-code@2.1.332"
     "opencode-ai@1.18.33"
     "@openai/codex@0.171.0"
+    "@google/gemini-cli@0.61.0"
+    "@github/copilot@1.0.102"
 )
 
 if ! command -v npm >/dev/null 2>&1; then
@@ -35,7 +37,7 @@ for spec in "${PACKAGES[@]}"; do
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
-    echo "tools/agents: claude-code, opencode and codex already at the pinned versions"
+    echo "tools/agents: claude-code, opencode, codex, gemini-cli and copilot already at the pinned versions"
     exit 0
 fi
 

@@ -110,5 +110,6 @@ def test_the_closed_sets_are_the_options_choices() -> None:
     assert get_args(ContentType)[0] == "auto"
     assert _choices("ihmt install", "agent") == get_args(Agent)
     assert _choices("ihmt uninstall", "agent") == get_args(Agent)
-    assert _choices("ihmt hook", "agent") == ("claude-code", "codex", "opencode")
+    hooked = ("claude-code", "codex", "opencode", "gemini-cli", "copilot")
+    assert _choices("ihmt hook", "agent") == hooked
     assert _choices("ihmt install", "scope") == get_args(Scope) == ("user", "project")

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from ihmt_cli._agent_setup import server_spec
 from ihmt_cli._install import agent_paths, install_plan, uninstall_plan
+from ihmt_cli._types import AGENTS
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes and links")
 
@@ -74,7 +75,7 @@ TOML_PIECES = (
 
 @st.composite
 def configs(draw: st.DrawFn) -> tuple[str, bytes]:
-    agent = draw(st.sampled_from(["claude-code", "codex", "opencode"]))
+    agent = draw(st.sampled_from(AGENTS))
     if agent == "codex":
         pieces = draw(st.lists(st.sampled_from(TOML_PIECES), max_size=4))
         text = "\n".join(pieces) + ("\n" if pieces else "")
@@ -109,6 +110,7 @@ def _modes(root: Path) -> dict[str, int]:
 def _user_home() -> Iterator[Path]:
     """A temporary HOME with no agent CLI on PATH, for one example."""
     keys = ("HOME", "PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+    keys += ("GEMINI_CLI_HOME", "COPILOT_HOME")
     saved = {k: os.environ.get(k) for k in keys}
     root = Path(tempfile.mkdtemp(prefix="ihmt-install-fuzz-"))
     home = root / "home"
@@ -129,7 +131,7 @@ def _user_home() -> Iterator[Path]:
 
 
 @settings(
-    max_examples=40,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

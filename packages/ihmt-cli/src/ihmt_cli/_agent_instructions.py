@@ -44,9 +44,12 @@ def _without_block(text: str) -> str:
 
 
 def instructions_steps(
-    path: Path, *, install: bool, backups: list[str], unchanged: list[str]
+    path: Path | None, *, install: bool, backups: list[str], unchanged: list[str]
 ) -> list[Step]:
-    """Append (``install``) or remove the instructions in ``path``; nothing when already so."""
+    """Append (``install``) or remove the instructions in ``path``; nothing when already so
+    (or when the client reads no instructions file: ``path`` None)."""
+    if path is None:
+        return []
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if install:
         new = _with_block(old, instructions_block())

@@ -15,9 +15,9 @@ from typing import Any
 
 import click
 
-from ihmt_cli._agent_files import backup_of, is_trivial, json_text, read_jsonc
-from ihmt_cli._agent_jsonc import UnsafeEditError, jsonc_edit
-from ihmt_cli._agent_plan import Step, file_step
+from ihmt_cli._agent_files import read_jsonc
+from ihmt_cli._agent_mcp_json import mcp_json_step
+from ihmt_cli._agent_plan import Step, own_file_steps
 from ihmt_cli._agent_setup import (
     HOOK_EVENTS,
     PLUGIN_MARKER,
@@ -99,41 +99,14 @@ class OpenCodeSetup:
     ) -> list[Step]:
         """Add (``spec``) or delete (None) the plugin file; nothing when already so."""
         path = paths.hooks
-        present = path.is_file() and PLUGIN_MARKER in path.read_text("utf-8")
-        if spec is None:
-            if not present:
-                unchanged.append(f"no memory plugin at {path}")
-                return []
-
-            def delete() -> None:
-                path.unlink(missing_ok=True)
-                if path.parent.is_dir() and not any(path.parent.iterdir()):
-                    path.parent.rmdir()  # the plugin folder install made for it
-
-            return [
-                Step(
-                    action="write",
-                    summary=f"delete the memory plugin {path}",
-                    preview=f"# delete {path}",
-                    path=path,
-                    apply=delete,
-                )
-            ]
-        plugin = _plugin_text(spec)
-        if present and path.read_text("utf-8") == plugin:
-            unchanged.append(f"the memory plugin is already at {path}")
-            return []
-        if path.exists() and not present:
-            raise click.ClickException(f"{path} exists and is not ours; move it away first")
-        return [
-            file_step(
-                path,
-                plugin,
-                summary=f"add the memory plugin {path} (recall on each message)",
-                preview=f"# {path}\n{plugin}",
-                backups=[],
-            )
-        ]
+        return own_file_steps(
+            path,
+            None if spec is None else _plugin_text(spec),
+            ours=path.is_file() and PLUGIN_MARKER in path.read_text("utf-8"),
+            what="memory plugin",
+            added=f"add the memory plugin {path} (recall on each message)",
+            unchanged=unchanged,
+        )
 
     def notes(self, paths: AgentPaths, *, hooks: bool) -> list[str]:
         return []
@@ -175,11 +148,6 @@ def _plugin_text(spec: ServerSpec) -> str:
 
 def _jsonc_register_step(paths: AgentPaths, spec: ServerSpec | None, *, backups: list[str]) -> Step:
     """Add or remove the entry in opencode's config, keeping comments, commas and order."""
-    path = paths.config
-    data = read_jsonc(path)  # refuses a file that does not parse, before anything else
-    if data.get("mcp") is not None and not isinstance(data.get("mcp"), dict):
-        raise click.ClickException(f'"mcp" in {path} is not an object; fix it first')
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
     entry: dict[str, Any] | None = None
     if spec is not None:
         entry = {
@@ -188,32 +156,11 @@ def _jsonc_register_step(paths: AgentPaths, spec: ServerSpec | None, *, backups:
             "environment": spec.env,
             "enabled": True,
         }
-    fragment = json_text({"mcp": {SERVER_NAME: entry}}) if entry is not None else ""
-    if entry is not None and not old.strip():
-        old = json_text({"$schema": OPENCODE_SCHEMA})
-    original = backup_of(path)
-    keep_empty = original.is_file() and "mcp" in read_jsonc(original)
-    try:
-        new = jsonc_edit(old, entry, keep_empty=keep_empty)
-    except UnsafeEditError as exc:
-        what = (
-            f"paste this into {path}, inside its top-level object:\n{fragment}"
-            if entry is not None
-            else f'delete "{SERVER_NAME}" from "mcp" in {path}'
-        )
-        raise UnsafeEditError(
-            f"cannot edit {path} safely ({exc.message}); nothing was changed: {what}"
-        ) from None
-    text: str | None = new
-    if entry is None:
-        summary = f"remove {SERVER_NAME} from {path}"
-        preview = f'# {path}: delete "mcp" → "{SERVER_NAME}" (comments kept)'
-        import json5
-
-        if not backup_of(path).exists() and is_trivial(json5.loads(new or "{}")):
-            text = None
-            summary += " (install created it and it holds nothing else: delete the file)"
-    else:
-        summary = f"register {SERVER_NAME} in {path}"
-        preview = f"# {path}: set (comments kept)\n{fragment}"
-    return file_step(path, text, summary=summary, preview=preview, backups=backups)
+    return mcp_json_step(
+        paths.config,
+        entry,
+        key="mcp",
+        comments=True,
+        backups=backups,
+        new_file={"$schema": OPENCODE_SCHEMA},
+    )

@@ -30,7 +30,9 @@ __all__ = [
     "Plan",
     "Step",
     "cli_register_steps",
+    "edit_step",
     "file_step",
+    "own_file_steps",
     "run_step",
 ]
 
@@ -106,15 +108,69 @@ def file_step(
     path: Path, text: str | None, *, summary: str, preview: str, backups: list[str]
 ) -> Step:
     """Write ``text`` to ``path`` (None: delete it), backing the old file up first."""
+    return edit_step(path, lambda: text, summary=summary, preview=preview, backups=backups)
+
+
+def edit_step(
+    path: Path,
+    edit: Callable[[], str | None],
+    *,
+    summary: str,
+    preview: str,
+    backups: list[str],
+) -> Step:
+    """Write what ``edit()`` returns when the step runs (None: delete the file), backing
+    the old file up first: for a file that an earlier step of the same plan changes too
+    (Gemini CLI keeps its servers and its hooks in one settings.json)."""
 
     def apply() -> None:
         backup(path, backups)
+        text = edit()
         if text is None:
             path.unlink(missing_ok=True)
         else:
             write_text(path, text)
 
     return Step(action="write", summary=summary, preview=preview, path=path, apply=apply)
+
+
+def own_file_steps(
+    path: Path, text: str | None, *, ours: bool, what: str, added: str, unchanged: list[str]
+) -> list[Step]:
+    """Write ``text`` to ``path``, a file that holds nothing but ours (opencode's plugin,
+    Copilot CLI's hooks file), or delete it (None), with the folder install made for it
+    when that is left empty; nothing when already so (said in ``unchanged``).
+
+    Args:
+        ours: the file there now is ours (it carries our mark).
+        what: what the file is, for the messages ("memory plugin").
+        added: the summary of writing it.
+
+    Raises:
+        click.ClickException: a file that is not ours is in the way.
+    """
+    if text is None:
+        if not ours:
+            unchanged.append(f"no {what} at {path}")
+            return []
+
+        def delete() -> None:
+            path.unlink(missing_ok=True)
+            if path.parent.is_dir() and not any(path.parent.iterdir()):
+                path.parent.rmdir()  # the folder install made for it
+
+        summary = f"delete the {what} {path}"
+        return [
+            Step(
+                action="write", summary=summary, preview=f"# delete {path}", path=path, apply=delete
+            )
+        ]
+    if ours and path.read_text("utf-8") == text:
+        unchanged.append(f"the {what} is already at {path}")
+        return []
+    if path.exists() and not ours:
+        raise click.ClickException(f"{path} exists and is not ours; move it away first")
+    return [file_step(path, text, summary=added, preview=f"# {path}\n{text}", backups=[])]
 
 
 def run_step(argv: list[str], *, backs_up: Path, summary: str, backups: list[str] | None) -> Step:

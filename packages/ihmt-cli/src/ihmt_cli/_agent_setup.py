@@ -1,7 +1,9 @@
 """What every agent's setup shares: the :class:`AgentSetup` protocol that each agent's
-module implements (``_agent_claude``, ``_agent_codex``, ``_agent_opencode``), the
-:class:`AgentPaths` and :class:`ServerSpec` records it works with, and the marks by which
-a file shows something ``ihmt install`` added.
+module implements (``_agent_claude``, ``_agent_codex``, ``_agent_opencode``,
+``_agent_gemini``, ``_agent_copilot``, and the editors' ``_agent_cursor``,
+``_agent_windsurf``, ``_agent_claude_desktop``, ``_agent_vscode``), the :class:`AgentPaths`
+and :class:`ServerSpec` records it works with, and the marks by which a file shows
+something ``ihmt install`` added.
 
 Adding an agent is one module implementing :class:`AgentSetup`, its name in
 ``_types.Agent`` and its entry in ``_install.SETUPS``.
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ihmt_cli._types import AGENTS, Agent, Scope
+from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
 
 if TYPE_CHECKING:
     from ihmt_cli._agent_plan import Step
@@ -37,6 +39,7 @@ __all__ = [
     "stdio_argv",
     # the protocol
     "AgentSetup",
+    "scopes_of",
 ]
 
 SERVER_NAME = "ihmt-memory"
@@ -113,13 +116,16 @@ class AgentPaths:
     scope: Scope
     config: Path
     """Where the server registration lives (JSON, or TOML for Codex)."""
-    instructions: Path
-    """The CLAUDE.md / AGENTS.md the usage instructions go into."""
+    instructions: Path | None
+    """The CLAUDE.md / AGENTS.md / GEMINI.md … the usage instructions go into; None for a
+    client that reads no such file in this scope (the server's own MCP ``instructions``
+    still tell it how to use the memory)."""
     cli: str
     """The agent's own command-line program, looked up on PATH."""
     hooks: Path
-    """Where the recall hooks go: Claude Code's settings.json, Codex's hooks.json, or the
-    opencode plugin file."""
+    """Where the recall hooks go: Claude Code's settings.json, Codex's hooks.json, the
+    opencode plugin file, Gemini CLI's settings.json, Copilot's hooks file (for a client
+    without hooks, its config: ``read_hooks`` then returns no event)."""
 
 
 # ---------------------------------------------------------------------- one agent's setup
@@ -181,7 +187,8 @@ class AgentSetup(Protocol):
         ...
 
     def read_hooks(self, paths: AgentPaths) -> dict[str, bool]:
-        """Which of our hook events are registered for the agent (by agent event name)."""
+        """Which of our hook events are registered for the agent (by agent event name);
+        empty for a client without hooks."""
         ...
 
     def hooks_steps(
@@ -203,3 +210,11 @@ class AgentSetup(Protocol):
         """For ``ihmt doctor``: whether the agent trusts our hooks; None: unknown, or an
         agent that runs hooks without asking."""
         ...
+
+
+def scopes_of(setup: AgentSetup) -> tuple[Scope, ...]:
+    """The scopes a client has: every one, unless its setup names fewer in ``scopes`` (an
+    application with one config file for the user, like Claude Desktop or Windsurf). Its
+    ``paths`` for a scope it lacks are the user scope's."""
+    scopes = getattr(setup, "scopes", SCOPES)
+    return tuple(s for s in SCOPES if s in scopes)

@@ -135,18 +135,21 @@ def install_command(
     no_hooks: bool,
     no_capture: bool,
 ) -> None:
-    """Register the memory server and its recall hooks with AGENT (claude-code, codex or
-    opencode).
+    """Register the memory server and its recall hooks with AGENT (an agent or an editor).
 
-    Uses the agent's own CLI when it is on PATH, else edits its config file keeping
-    everything else (comments too); adds the recall hooks ('ihmt hook': Claude Code's
-    settings.json, Codex's hooks.json, an opencode plugin) so that the agent gets what
-    the memory knows without calling a tool, and the capture hook ('ihmt hook stop':
-    Claude Code's Stop and PreCompact, Codex's Stop, opencode's idle session) that saves
-    the durable statements the user made; appends the usage instructions to its
-    CLAUDE.md / AGENTS.md once. Before its first change a file is copied once to
-    <file>.bak-ihmt. Running it again changes nothing. Install several agents with the
-    same IHMT_HOME and they share one memory.
+    AGENT is claude-code, codex, opencode, gemini-cli or copilot, or one of the editors
+    cursor, windsurf, claude-desktop and vscode (docs/clients.md lists each one's files).
+    Uses the agent's own CLI when it is on PATH (Claude Code, Codex), else edits its
+    config file keeping everything else (comments too); adds the recall hooks ('ihmt
+    hook': Claude Code's settings.json, Codex's hooks.json, an opencode plugin, Gemini
+    CLI's settings.json, a Copilot CLI hooks file; the editors have none) so that the
+    agent gets what the memory knows without calling a tool, and the capture hook ('ihmt
+    hook stop' on Claude Code's Stop and PreCompact, Codex's Stop, opencode's idle
+    session) that saves the durable statements the user made; appends the usage
+    instructions to its CLAUDE.md / AGENTS.md / GEMINI.md / copilot-instructions.md
+    once. Claude Desktop and Windsurf have the user scope only. Before its first change
+    a file is copied once to <file>.bak-ihmt. Running it again changes nothing. Install
+    several agents with the same IHMT_HOME and they share one memory.
 
     --json: {agent, scope, ihmt_home, dry_run, changed, steps, unchanged, backups,
     backups_removed, notes}; "notes" says what the user must know or do (trust Codex's
@@ -193,7 +196,8 @@ MAX_HOOK_INPUT = 4 * 1024 * 1024
     type=click.Choice(HOOK_AGENTS),
     default="claude-code",
     show_default=True,
-    help="Who calls: claude-code and codex get hookSpecificOutput JSON, opencode plain text.",
+    help="Who calls: claude-code, codex and gemini-cli get hookSpecificOutput JSON, copilot "
+    "a top-level additionalContext, opencode plain text.",
 )
 @click.option(
     "--home",

@@ -18,9 +18,9 @@ from typing import Any
 
 import click
 
-from ihmt_cli._agent_setup import BEGIN_MARKER, AgentPaths
+from ihmt_cli._agent_setup import BEGIN_MARKER, AgentPaths, scopes_of
 from ihmt_cli._install import agent_paths, setup_of
-from ihmt_cli._types import AGENTS, SCOPES, Agent, Scope
+from ihmt_cli._types import AGENTS, Agent, Scope
 
 __all__ = ["Probe", "StoreHealth", "agent_rows", "doctor_text", "probe_server", "store_health"]
 
@@ -213,7 +213,7 @@ def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
     seen: set[Path] = set()
     for agent in AGENTS:
         setup = setup_of(agent)
-        for scope in SCOPES:
+        for scope in scopes_of(setup):
             paths = agent_paths(agent, scope)
             if paths.config in seen:
                 continue  # run from the home folder, a project file is the user one
@@ -240,8 +240,7 @@ def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
             row["same_memory"] = (
                 row["ihmt_home"] is not None and Path(row["ihmt_home"]).resolve() == ihmt_home
             )
-            text = paths.instructions.read_text("utf-8") if paths.instructions.exists() else ""
-            row["instructions"] = BEGIN_MARKER in text
+            row["instructions"] = _has_instructions(paths.instructions)
             row["hooks"] = hooks
             if not no_connect:
                 row["probe"] = probe_server(argv, env).to_json()
@@ -249,11 +248,18 @@ def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
     return agents
 
 
+def _has_instructions(path: Path | None) -> bool | None:
+    """Whether the usage instructions are in the client's file; None: it reads none."""
+    if path is None:
+        return None
+    return BEGIN_MARKER in (path.read_text("utf-8") if path.exists() else "")
+
+
 def _hooks_row(paths: AgentPaths, events: dict[str, bool], run: dict[str, Any]) -> dict[str, Any]:
     last, error = run.get("last_run"), run.get("last_error")
     return {
         "path": str(paths.hooks),
-        "present": all(events.values()),
+        "present": bool(events) and all(events.values()),
         "events": events,
         "trusted": None,
         "last_run": last["time"] if last else None,
@@ -265,6 +271,8 @@ def _hooks_row(paths: AgentPaths, events: dict[str, bool], run: dict[str, Any]) 
 def _hooks_text(hooks: dict[str, Any], trust_hint: str) -> str:
     if hooks.get("error"):
         return f"hooks: PROBLEM · {hooks['error']}"
+    if hooks.get("events") == {}:
+        return "no hooks in this client (the memory's tools only)"
     if not hooks["present"]:
         return "no recall hooks (ihmt install adds them)"
     text = "recall hooks present"
@@ -330,7 +338,8 @@ def doctor_text(data: dict[str, Any]) -> str:
         parts = [f"registered in {row['config']}", f"IHMT_HOME={row['ihmt_home']}"]
         if not row["same_memory"]:
             parts.append("a different memory from the one checked above")
-        parts.append("instructions present" if row["instructions"] else "no instructions")
+        if row["instructions"] is not None:
+            parts.append("instructions present" if row["instructions"] else "no instructions")
         parts.append(_hooks_text(row["hooks"], setup_of(row["agent"]).trust_hint))
         probe = row.get("probe")
         if probe is not None:

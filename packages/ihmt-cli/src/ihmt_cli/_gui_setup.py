@@ -165,11 +165,13 @@ def suggested_home() -> str:
 
 
 def _hooks_state(scope: Scope, project_dir: Path | None) -> list[dict[str, Any]]:
-    """Per agent: are the recall hooks ``ihmt install`` adds there, in this scope."""
+    """Per agent with hooks: are the recall hooks ``ihmt install`` adds there, in this
+    scope (the editors have none)."""
+    from ihmt_cli._hook import HOOK_AGENTS
     from ihmt_cli._install import agent_paths, read_hooks
 
     out: list[dict[str, Any]] = []
-    for agent in AGENTS:
+    for agent in HOOK_AGENTS:
         paths = agent_paths(agent, scope, project=project_dir)
         try:
             on: bool | None = all(read_hooks(paths).values())

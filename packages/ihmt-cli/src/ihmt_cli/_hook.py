@@ -4,7 +4,10 @@ Claude Code and Codex run ``ihmt hook session-start`` / ``ihmt hook prompt`` as 
 hooks (``SessionStart`` / ``UserPromptSubmit``): the agent's JSON arrives on stdin and the
 answer goes back as ``hookSpecificOutput.additionalContext``, the one output shape both
 agents document. opencode's plugin (``templates/opencode-plugin.js``) runs the same
-command with ``--agent opencode`` and reads plain text.
+command with ``--agent opencode`` and reads plain text. Gemini CLI runs it on
+``SessionStart`` / ``BeforeAgent`` and reads the same JSON; Copilot CLI on its
+VS Code-compatible ``SessionStart`` / ``UserPromptSubmit`` (Claude Code's input fields)
+and reads a top-level ``additionalContext``.
 
 The rules:
 
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ihmt_cli._types import AGENTS, Agent
+from ihmt_cli._types import Agent
 
 if TYPE_CHECKING:
     from ihmt_mcp import Memory, Settings
@@ -67,7 +70,8 @@ EVENTS: dict[str, Event] = {
 }
 """The command's event argument: ours, or the agents' own names."""
 EVENT_NAMES: dict[Event, str] = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
-HOOK_AGENTS: tuple[Agent, ...] = AGENTS
+HOOK_AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "opencode", "gemini-cli", "copilot")
+"""The agents with hooks (the editors ``ihmt install`` sets up have none)."""
 
 PROMPT_TOKENS = 300
 DIGEST_TOKENS = 200
@@ -148,7 +152,12 @@ class HookInput:
     cwd: str
     prompt: str = ""
     source: str = ""
-    """``startup``, ``resume``, ``clear``, ``compact`` (and ``fork`` for Codex)."""
+    """``startup``, ``resume``, ``clear``, ``compact`` (and ``fork`` for Codex, ``new``
+    for Copilot CLI)."""
+
+
+HOOK_CONTEXT, HOOK_CONTEXT_END = "<hook_context>", "</hook_context>"
+"""How Gemini CLI marks, in a prompt, what a SessionStart hook added before it."""
 
 
 def parse_input(raw: bytes | str) -> HookInput:
@@ -172,6 +181,10 @@ def parse_input(raw: bytes | str) -> HookInput:
         raise ValueError("stdin has no cwd")
     prompt = data.get("prompt")
     source = data.get("source")
+    if isinstance(prompt, str) and prompt.startswith(HOOK_CONTEXT):
+        # Gemini CLI without a terminal puts what SessionStart added before the prompt
+        end = prompt.find(HOOK_CONTEXT_END)
+        prompt = prompt[end + len(HOOK_CONTEXT_END) :].lstrip() if end >= 0 else prompt
     return HookInput(
         session_id=session,
         cwd=cwd,
@@ -326,11 +339,14 @@ def digest_for(memory: Memory, *, project: str, seen: Iterable[str] = ()) -> Rec
 
 
 def render_output(agent: Agent, event: Event, text: str) -> str:
-    """What the hook prints: JSON for Claude Code and Codex, plain text for opencode."""
+    """What the hook prints: JSON for Claude Code, Codex and Gemini CLI (Copilot CLI's
+    shape for it), plain text for opencode."""
     if not text:
         return ""
     if agent == "opencode":
         return text + "\n"
+    if agent == "copilot":
+        return json.dumps({"additionalContext": text}, ensure_ascii=False) + "\n"
     payload = {
         "hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": text}
     }
@@ -463,7 +479,7 @@ def _run(run: HookRun, raw: bytes, home: Path) -> str:
         return ""
     project = settings.default_project()
     session = _session_file(home, given.session_id)
-    if run.event == "session-start" and given.source in ("startup", "clear", "compact", ""):
+    if run.event == "session-start" and given.source in ("startup", "new", "clear", "compact", ""):
         session.unlink(missing_ok=True)  # a new context: nothing of ours is in it yet
         _prune_sessions(home, time.time())
     seen = _seen(session)

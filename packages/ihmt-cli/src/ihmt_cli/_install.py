@@ -9,7 +9,9 @@ uninstall deletes the copy when the file it leaves is byte-identical to it.
 
 Besides the MCP server, install registers the recall hooks (``ihmt hook``): Claude Code's
 ``SessionStart``/``UserPromptSubmit`` in its settings.json, the same two events in Codex's
-hooks.json, and a plugin file for opencode.
+hooks.json, a plugin file for opencode, ``SessionStart``/``BeforeAgent`` in Gemini CLI's
+settings.json, and a hooks file for Copilot CLI. The editors (Cursor, Windsurf, Claude
+Desktop, VS Code) get the server only.
 
 This module holds the registry of agents (:data:`SETUPS`, one
 :class:`~ihmt_cli._agent_setup.AgentSetup` each) and the plans; what differs between
@@ -23,13 +25,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import click
+
 from ihmt_cli._agent_claude import CLAUDE_CODE
+from ihmt_cli._agent_claude_desktop import CLAUDE_DESKTOP
 from ihmt_cli._agent_codex import CODEX
+from ihmt_cli._agent_copilot import COPILOT
+from ihmt_cli._agent_cursor import CURSOR
 from ihmt_cli._agent_files import Kept, backup, backup_of
+from ihmt_cli._agent_gemini import GEMINI_CLI
 from ihmt_cli._agent_instructions import instructions_steps
 from ihmt_cli._agent_opencode import OPENCODE
 from ihmt_cli._agent_plan import Plan, Step
-from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, AgentSetup, ServerSpec
+from ihmt_cli._agent_setup import SERVER_NAME, AgentPaths, AgentSetup, ServerSpec, scopes_of
+from ihmt_cli._agent_vscode import VSCODE
+from ihmt_cli._agent_windsurf import WINDSURF
 from ihmt_cli._types import AGENTS, Agent, Scope
 
 __all__ = [
@@ -49,6 +59,12 @@ SETUPS: dict[Agent, AgentSetup] = {
     "claude-code": CLAUDE_CODE,
     "codex": CODEX,
     "opencode": OPENCODE,
+    "gemini-cli": GEMINI_CLI,
+    "copilot": COPILOT,
+    "cursor": CURSOR,
+    "windsurf": WINDSURF,
+    "claude-desktop": CLAUDE_DESKTOP,
+    "vscode": VSCODE,
 }
 """Every agent ``ihmt install`` knows, in the order of ``_types.AGENTS``."""
 
@@ -95,6 +111,15 @@ def registered_argv(agent: str, entry: Mapping[str, Any]) -> tuple[list[str], di
     return setup_of(agent).registered_argv(entry)
 
 
+def _check_scope(setup: AgentSetup, agent: Agent, scope: Scope) -> None:
+    """Refuse a scope the client does not have (Claude Desktop, Windsurf: one user file)."""
+    if scope not in scopes_of(setup):
+        config = agent_paths(agent, "user").config
+        raise click.UsageError(
+            f"{setup.name} has no {scope} scope: it reads {config} only; use --scope user"
+        )
+
+
 def _same_server(setup: AgentSetup, entry: Mapping[str, Any] | None, spec: ServerSpec) -> bool:
     if entry is None:
         return False
@@ -129,6 +154,7 @@ def install_plan(
             added them).
     """
     setup = setup_of(agent)
+    _check_scope(setup, agent, scope)
     paths = paths or agent_paths(agent, scope)
     backups: list[str] = []
     unchanged: list[str] = []
@@ -160,6 +186,7 @@ def uninstall_plan(agent: Agent, scope: Scope, *, paths: AgentPaths | None = Non
     """Everything ``ihmt uninstall AGENT`` has to do: unregister, remove the hooks and the
     instructions; then drop each backup whose file is back to its original bytes."""
     setup = setup_of(agent)
+    _check_scope(setup, agent, scope)
     paths = paths or agent_paths(agent, scope)
     backups: list[str] = Kept()
     unchanged: list[str] = []
@@ -174,6 +201,7 @@ def uninstall_plan(agent: Agent, scope: Scope, *, paths: AgentPaths | None = Non
         other
         for other in AGENTS
         if other != agent
+        and paths.instructions is not None
         and (o := agent_paths(other, scope)).instructions == paths.instructions
         and read_registration(o) is not None
     ]

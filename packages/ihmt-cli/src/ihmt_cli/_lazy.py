@@ -119,8 +119,7 @@ COMMANDS: dict[str, Entry] = {
     "install": Entry(
         "_agents",
         "install_command",
-        "Register the memory server and its recall hooks with AGENT (claude-code, codex "
-        "or opencode).",
+        "Register the memory server and its recall hooks with AGENT (an agent or an editor).",
     ),
     "uninstall": Entry(
         "_agents",

@@ -3,7 +3,7 @@ they are what the options accept and what files and --json hold)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
     "AGENTS",
@@ -18,9 +18,19 @@ __all__ = [
     "StepAction",
 ]
 
-Agent = Literal["claude-code", "codex", "opencode"]
-"""The agents ``ihmt install`` sets up and ``ihmt hook`` answers."""
-AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "opencode")
+Agent = Literal[
+    "claude-code",
+    "codex",
+    "opencode",
+    "gemini-cli",
+    "copilot",
+    "cursor",
+    "windsurf",
+    "claude-desktop",
+    "vscode",
+]
+"""The agents and editors ``ihmt install`` sets up (``ihmt hook`` answers those with hooks)."""
+AGENTS: tuple[Agent, ...] = get_args(Agent)
 
 Scope = Literal["user", "project"]
 """Where an agent's configuration is changed: for every project of the user, or one."""

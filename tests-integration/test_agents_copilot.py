@@ -1,0 +1,144 @@
+"""The real GitHub Copilot CLI (pinned in tools/agents/install.sh) with what ``ihmt install
+copilot`` registers, with no account: its bring-your-own-model mode pointed at a stub on a
+loopback port (``model_stub``, ``COPILOT_OFFLINE=true``).
+
+- ``copilot mcp list`` lists the registration; ``copilot -p --output-format json``
+  reports, event by event, the server connected and its ten tools loaded. After ``ihmt
+  uninstall`` the listing is empty again and the user's file is back byte for byte.
+- The recall hooks: Copilot CLI runs ``SessionStart`` and ``UserPromptSubmit`` from the
+  hooks file before its first model call, and the request it sends holds the project's
+  digest and the recalled answer.
+- Project scope: Copilot CLI lists a project's server only once the folder is trusted,
+  and ``ihmt doctor`` says the same.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import test_agents_hooks as recall
+from agent_helpers import ModelStub, doctor_row, output_of
+
+project = recall.project  # the git project whose memory holds the lynx facts
+
+USER_CONFIG = """\
+{
+    "mcpServers": {
+        "other": {
+            "type": "local",
+            "command": "other-mcp-not-installed",
+            "args": [],
+            "tools": ["*"]
+        }
+    }
+}
+"""
+
+
+def _copilot(copilot: str, env: dict[str, str], cwd: Path, *args: str) -> str:
+    return output_of([copilot, *args], env, cwd)
+
+
+def _prompt(copilot: str, env: dict[str, str], cwd: Path, stub: ModelStub) -> list[Any]:
+    """``copilot -p`` against the stub: the session's events, one JSON object a line."""
+    offline = {
+        **env,
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": f"{stub.url}/v1",
+        "COPILOT_MODEL": "gpt-4o",
+    }
+    args = ("-p", recall.QUESTION, "--allow-all-tools", "--output-format", "json")
+    out = _copilot(copilot, offline, cwd, *args, "--no-ask-user", "--disable-builtin-mcps")
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def test_copilot_lists_ihmt_memory_and_connects_to_its_ten_tools(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
+    copilot = agent_cli("copilot")
+    home = Path(agent_env["HOME"])
+    config = home / ".copilot" / "mcp-config.json"
+    config.parent.mkdir()
+    config.write_text(USER_CONFIG)
+
+    installed = ihmt_install("install", "copilot", "--home", f"{home}/memory")
+
+    assert "register ihmt-memory in" in installed.stdout
+    listing = _copilot(copilot, agent_env, home, "mcp", "list")
+    assert "ihmt-memory (local)" in listing and "other (local)" in listing, listing
+    with ModelStub() as stub:
+        events = _prompt(copilot, agent_env, home, stub)
+    ours = [e["data"] for e in events if (e.get("data") or {}).get("serverName") == "ihmt-memory"]
+    assert {"serverName": "ihmt-memory", "toolCount": 10} in ours, events
+    assert any(d.get("status") == "connected" for d in ours), ours
+    assert (home / ".copilot" / "copilot-instructions.md").read_text().count("ihmt-memory:begin")
+
+    ihmt_install("uninstall", "copilot")
+
+    listing = _copilot(copilot, agent_env, home, "mcp", "list")
+    assert "ihmt-memory" not in listing and "other (local)" in listing, listing
+    assert config.read_text() == USER_CONFIG
+    assert not list(config.parent.rglob("*ihmt*"))
+
+
+def test_copilot_runs_both_hooks_and_sends_their_context_to_the_model(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    project: Path,
+) -> None:
+    copilot = agent_cli("copilot")
+    home = Path(agent_env["HOME"])
+    ihmt_install("install", "copilot", "--home", str(home / "memory"))
+
+    with ModelStub() as stub:
+        _prompt(copilot, agent_env, project, stub)
+
+    sent = "\n".join(stub.bodies)
+    assert stub.bodies, "Copilot CLI never called the model"
+    assert "Long-term memory (IHMT) knows this about project lynx" in sent
+    assert "Recalled from long-term memory (IHMT)" in sent and "vega-3" in sent
+    runs = [(r["agent"], r["event"], r["outcome"]) for r in recall._hook_log(agent_env)]
+    assert runs == [("copilot", "session-start", "digest"), ("copilot", "prompt", "found")]
+
+
+def test_copilot_lists_a_project_server_once_the_folder_is_trusted(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    project: Path,
+) -> None:
+    copilot = agent_cli("copilot")
+    home = Path(agent_env["HOME"])
+    ihmt = str(Path(sys.executable).parent / "ihmt")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
+
+    def ihmt_here(*args: str) -> str:
+        done = subprocess.run(
+            [ihmt, *args], capture_output=True, text=True, env=agent_env, cwd=project, check=True
+        )
+        return done.stdout
+
+    ihmt_here("install", "copilot", "--scope", "project", "--home", str(home / "memory"))
+
+    assert "ihmt-memory" not in _copilot(copilot, agent_env, project, "mcp", "list")
+    assert doctor_row(agent_env, project, "copilot", "project")["hooks"]["trusted"] is False
+    # What Copilot CLI records when the user trusts the folder on its first launch there.
+    state = home / ".copilot" / "config.json"
+    state.parent.mkdir(exist_ok=True)
+    state.write_text(json.dumps({"trusted_folders": [str(project)]}))
+    listing = _copilot(copilot, agent_env, project, "mcp", "list")
+    assert "Workspace servers:" in listing and "ihmt-memory (local)" in listing, listing
+    assert doctor_row(agent_env, project, "copilot", "project")["hooks"]["trusted"] is True
+
+    ihmt_here("uninstall", "copilot", "--scope", "project")
+
+    assert "ihmt-memory" not in _copilot(copilot, agent_env, project, "mcp", "list")
+    left = [p for p in (project / ".github").rglob("*") if p.is_file()]
+    assert left == []
