@@ -245,14 +245,67 @@ CHATTER = [
 ]
 
 
+WORDS = (
+    "amber",
+    "basil",
+    "cedar",
+    "delta",
+    "ember",
+    "falcon",
+    "garnet",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kestrel",
+    "lagoon",
+    "maple",
+    "nectar",
+    "onyx",
+    "pepper",
+    "quartz",
+    "raven",
+    "saffron",
+    "tundra",
+    "umber",
+    "violet",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "anvil",
+    "beacon",
+    "canyon",
+    "dune",
+    "estuary",
+    "fjord",
+    "glacier",
+    "heron",
+    "island",
+    "jetty",
+    "knoll",
+    "lantern",
+    "meadow",
+)
+
+
+def _said(n: int) -> list[str]:
+    """Chatter and two durable statements of run ``n``: a rule and a change, with words of
+    their own (so that none is held already, and no earlier memory is what they change)."""
+    import random
+
+    rng = random.Random(n)
+    a, b, c, d, e, f = rng.sample(WORDS, 6)
+    return [
+        *CHATTER,
+        f"From now on the {a} {b} reports go to the {c.title()} channel on host {d}{n}.",
+        f"We switched the {e} exporter to {f.title()}{n} last week.",
+    ]
+
+
 def _transcript(path: Path, n: int, cwd: Path) -> None:
     """A Claude Code transcript with chatter and two durable statements."""
     lines = []
-    said = [
-        *CHATTER,
-        f"We moved the reporting job {n} to the queue host q{n}.internal last week.",
-        f"From now on, name feature branches for ticket {n} as feat/T{n}-short-title.",
-    ]
+    said = _said(n)
     for k, text in enumerate(said):
         lines.append(
             {
@@ -313,6 +366,8 @@ def latency(size: int, runs: int, folder: Path) -> dict[str, Any]:
         "stop_p95_ms": ordered[min(runs - 1, round(0.95 * (runs - 1)))],
         "via_server": sum(r.get("via") == "server" for r in records),
         "saved": sum(int(r.get("saved") or 0) for r in records),
+        "held": sum(int(r.get("held") or 0) for r in records),
+        "replaced": sum(int(r.get("replaced") or 0) for r in records),
         "errors": sum(bool(r.get("error")) for r in records),
     }
 

@@ -73,6 +73,15 @@ LAST_NAME = "capture-last.json"
 SESSION_DAYS = 30
 """A session's read offset is forgotten after this many days without a stop."""
 
+CHANGE_WORDS = """
+moved move moves migrated migrate switched switch changed change replaced replace upgraded
+upgrade downgraded renamed ported rewrote dropped now no longer anymore any more last week
+weeks month months year years ago since yesterday today recently new old instead used use uses
+ahora ya desde hemos cambiado migrado movido pasado semana mes año nuevo antes
+"""
+"""Words of the change itself ("we moved … last week"): a correction's hint is made of the
+other words it shares with the memory it corrects (what changed, not how it was said)."""
+
 Mode = Literal["on", "off", "nudge"]
 _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|\w")
 
@@ -219,8 +228,9 @@ def _correction_hint(
     that memory and no other (:meth:`Navigator.find_corrected`); else '' (mark nothing)."""
     from ihmt_store import terms
 
+    cue = set(terms(CHANGE_WORDS))
     for leaf_id, body in nearest:
-        held = set(terms(body))
+        held = set(terms(body)) - cue
         shared = [w for w in dict.fromkeys(_WORD.findall(text)) if set(terms(w)) & held]
         if len(shared) < 2:
             continue
