@@ -34,12 +34,14 @@ def test_a_large_ingest_leaves_its_vectors_to_the_fill_and_says_so(tmp_path: Pat
         result = memory.search("which host runs build agent number 17?", project="")
         assert result.status == "found" and "node17" in result.results[0].content
         assert any(f"{waiting:,} memories are not yet searchable" in n for n in result.notices)
+        assert f"NOTE: {waiting:,} memories are not yet searchable" in result.compact
 
         fill = VectorFill(lambda: Memory(Store.open(tmp_path / "store"), semantic="on"))
         fill.run()
         assert fill.filled == waiting and memory.vectors_missing() == 0
         result = memory.search("which host runs build agent number 17?", project="")
         assert not any("not yet searchable" in n for n in result.notices)
+        assert "not yet searchable" not in result.compact
     finally:
         memory.close()
 

@@ -68,7 +68,16 @@ def with_pending_vectors(memory: Memory, result: SearchResult) -> SearchResult:
     missing = pending_vectors(memory)
     if not missing:
         return result
-    return dataclasses.replace(result, notices=(*result.notices, _pending_text(missing)))
+    from ihmt_store import estimate_tokens
+
+    said = _pending_text(missing)
+    compact = f"{result.compact}\nNOTE: {said}." if result.compact else result.compact
+    return dataclasses.replace(
+        result,
+        notices=(*result.notices, said),
+        compact=compact,
+        tokens=estimate_tokens(compact) if compact else result.tokens,
+    )
 
 
 class VectorFill:
