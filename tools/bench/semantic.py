@@ -1,6 +1,7 @@
 """What the semantic layer costs as the store grows: backfill, server search and save, CLI.
 
     python tools/bench/semantic.py [--sizes 5000 50000] [--queries 200] [--journal] [--out FILE]
+    python tools/bench/semantic.py --recall 20000      # the sketch against a full scan
 
 For each size, the synthetic corpus of ``_memories.generate`` is stored words-only (fast,
 through the store and the navigator, as ``scale.py`` does) — with ``--journal``, the same
@@ -17,6 +18,11 @@ asked about by each entry's own detail ("what did I note about OPS-48213?") — 
   (its model read back from the user's cache folder), median of five;
 - **resident memory**: the peak of any process the run started so far (the server with
   its vectors loaded is the largest), after each mode.
+
+``--recall N`` embeds N journal entries with the model and asks 200 questions (entries by
+their detail, and the generator's queries) of the in-memory index, which from 16,384
+vectors scores a sketch first: how often its first memory, and its 30 nearest, are those of
+a full scan of the float16 vectors (cosines rounded alike, ties by id).
 
 The machine is shared: compare the two modes of one run, not runs of different days.
 """
@@ -162,13 +168,59 @@ def measure(size: int, n_queries: int, journal: bool = False) -> dict[str, Any]:
     return row
 
 
+def sketch_recall(size: int) -> dict[str, float]:
+    import numpy as np
+
+    from ihmt_navigator import VectorIndex, load_embedder
+    from ihmt_store import Store
+
+    embedder, mode = load_embedder("on")
+    if embedder is None:
+        raise SystemExit(f"--recall: {mode.reason}")
+    corpus = generate(size, 0)
+    picked = random.Random(1).sample(list(corpus.memories), 100)
+    questions = [f"what did I note about {m.unique}?" for m in picked]
+    questions += [q.text for q in corpus.queries[:100]]
+    with tempfile.TemporaryDirectory(prefix="ihmt-recall-") as tmp:
+        store = Store.create(Path(tmp) / "m")
+        index = VectorIndex(store, embedder)
+        started = time.perf_counter()
+        index.write({f"L-{i:06d}": line[11:] for i, line in enumerate(notes(size, 0))})
+        embed_s = time.perf_counter() - started
+        rows = store.derived_changes(index.space).rows
+        ids = [item for item, _ in rows]
+        full = np.stack([np.frombuffer(data or b"", dtype=np.float16) for _, data in rows])
+        first = overlap = 0.0
+        times = []
+        for question in questions:
+            started = time.perf_counter()
+            top = index.query(question).top(30)
+            times.append((time.perf_counter() - started) * 1000)
+            cos = np.round(full.astype(np.float32) @ embedder.embed([question])[0], 4)
+            best = sorted(range(len(ids)), key=lambda r: (-cos[r], ids[r]))[:30]
+            first += top[0][0] == ids[best[0]]
+            overlap += len({i for i, _ in top} & {ids[r] for r in best}) / 30
+        store.close()
+    return {
+        "size": size,
+        "embedded_per_s": round(size / embed_s, 1),
+        "same_first": round(first / len(questions), 3),
+        "top30_overlap": round(overlap / len(questions), 3),
+        "query_p50_ms": round(statistics.median(times), 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 50000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--journal", action="store_true", help="a folder of dated journals")
     parser.add_argument("--out", type=Path, default=RESULTS / "semantic.json")
+    parser.add_argument("--recall", type=int, default=0, help="the sketch against a full scan")
     args = parser.parse_args(argv)
+    if args.recall:
+        print(json.dumps(sketch_recall(args.recall), indent=1))
+        return 0
     rows = [measure(size, args.queries, args.journal) for size in args.sizes]
     labels = [
         ("store words only, s", "store_words_only_s", ""),
