@@ -68,7 +68,16 @@ def _flag() -> dict[str, Any]:
 
 TOOLS: dict[str, tuple[dict[str, Any], list[str]]] = {
     "search_memory": (
-        {"query": TEXT, "clue": OPTIONAL_TEXT, "detail": _text("compact"), "as_of": OPTIONAL_TEXT},
+        {
+            "query": TEXT,
+            "clue": OPTIONAL_TEXT,
+            "detail": _text("compact"),
+            "as_of": OPTIONAL_TEXT,
+            "alternatives": {
+                "anyOf": [{"items": {"type": "string"}, "type": "array"}, {"type": "null"}],
+                "default": None,
+            },
+        },
         ["query"],
     ),
     "save_memory": (

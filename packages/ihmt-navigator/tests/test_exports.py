@@ -74,6 +74,7 @@ def test_search_options_are_the_reviewed_fields() -> None:
         "detail",
         "limit",
         "note_other_project",
+        "alternatives",
     ]
 
 

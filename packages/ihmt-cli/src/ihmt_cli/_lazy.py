@@ -129,7 +129,7 @@ COMMANDS: dict[str, Entry] = {
     "hook": Entry(
         "_agents",
         "hook_command",
-        "Recall for an agent's lifecycle hook: EVENT is session-start or prompt.",
+        "Recall or capture for an agent's lifecycle hook: EVENT is session-start, prompt or stop.",
     ),
     "hook-server": Entry(
         "_agents",

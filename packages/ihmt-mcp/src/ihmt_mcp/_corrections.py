@@ -8,7 +8,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from ihmt_mcp._records import CorrectionRecord, RestoreResult
-from ihmt_mcp._replaces import hint_of
 from ihmt_store import LeafNotFoundError, one_line
 
 if TYPE_CHECKING:
@@ -21,6 +20,8 @@ __all__ = ["flag_outdated", "list_corrections", "undo_correction"]
 
 def flag_outdated(memory: MemoryParts, old_id: str, new_id: str, reason: str = "") -> str:
     """What :meth:`Memory.mark_outdated` does (its docstring says what it raises)."""
+    from ihmt_mcp._replaces import hint_of  # it loads the navigator: only when marking
+
     for leaf_id in (old_id, new_id):
         if memory.store.entry(leaf_id) is None:
             raise LeafNotFoundError(leaf_id)
