@@ -252,15 +252,17 @@ class ProjectIndex:
                     files=len(listed), hashed=hashed, seconds=time.perf_counter() - started
                 )
             parents: set[str] = set()
+            # One batch for the files and the branches above them: one flush to disk, and
+            # a sync that fails half-way leaves the index as it was.
             with store.batch():
                 for rel in removed:
                     parents |= self._drop(manifest.pop(rel).leaves)
                 for rank, rel, _full, data, sha, st in todo:
                     parents |= self._reindex(rank, rel, data, sha, st)
-            # Branches keep path order for the tree; nobody reads them as text here.
-            consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
-            refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
-            report = consolidator.consolidate(domains=[CODE_DOMAIN])
+                # Branches keep path order for the tree; nobody reads them as text here.
+                consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
+                refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
+                report = consolidator.consolidate(domains=[CODE_DOMAIN])
             self._save_manifest()
         seconds = time.perf_counter() - started
         logger.info(
