@@ -81,9 +81,14 @@ def test_a_large_index_is_scored_on_its_sketch_then_exactly(
     store = make_store()
     index, _ = _filled(store, 1500)
     index.refresh()
+    # Loaded, it scores every row exactly: a process that asks once never fits.
+    first = index.query("memory number 42").top(5)
+    assert index._basis is None and len(index._sketch) == 0
     small = VectorIndex(store, Stub())
     monkeypatch.setattr(_vectors, "SKETCH_FROM", 10**9)
     small.refresh()
+    assert first == small.query("memory number 42").top(5)
+    index.query("a second question")  # fits the sketch
     assert index._basis is not None and small._basis is None
     assert index._sketch.shape[1] == 16
     for question in ("memory number 42", "another question", "and one more"):

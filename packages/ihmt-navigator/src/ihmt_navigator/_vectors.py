@@ -82,7 +82,11 @@ class VectorIndex:
         self._live = np.zeros(0, dtype=bool)
         self._basis = None  # None: the sketch is the vector itself
         self._fitted_at = 0
+        self._fit_due = False
+        self._asked = 0
+        # Empty when there is neither a fit nor few enough rows to hold as float32.
         self._sketch = np.zeros((0, dim), dtype=np.float32)
+        self._sketching = True
 
     # ------------------------------------------------------------------ writing
     def vectors_for(self, texts: Mapping[str, str]) -> dict[str, bytes]:
@@ -166,7 +170,8 @@ class VectorIndex:
         self._codes = grown(self._codes, self.embedder.dim)
         self._scale = grown(self._scale, None)
         self._live = grown(self._live, None)
-        self._sketch = grown(self._sketch, self._sketch.shape[1])
+        if self._sketching:
+            self._sketch = grown(self._sketch, self._sketch.shape[1])
 
     def _apply(self, rows: Sequence[tuple[str, bytes | None]]) -> None:
         np = self._np
@@ -196,7 +201,12 @@ class VectorIndex:
         self._live[at] = True
         live = int(self._live[: len(self._ids)].sum())
         if live >= SKETCH_FROM and live >= 8 * max(self._fitted_at, SKETCH_FROM // 8):
-            self._fit(live)
+            # Fitted on the second question, not on loading: a process that asks one
+            # (a one-shot ``ihmt search``) scores exactly and never pays for the fit.
+            self._fit_due = True
+            if self._basis is None and self._sketching:  # too many rows to hold as float32
+                self._sketch = np.zeros((0, dim), dtype=np.float32)
+                self._sketching = False
 
     def _store_rows(self, at: NDArray[np.int64], block: NDArray[np.float32]) -> None:
         """Quantize ``block`` (one vector a row) into the rows ``at``, and sketch them."""
@@ -206,7 +216,8 @@ class VectorIndex:
         codes = np.rint(block / scale[:, None]).astype(np.int8)
         self._codes[at] = codes
         self._scale[at] = scale
-        self._sketch[at] = self._sketched(codes, scale)
+        if self._sketching:
+            self._sketch[at] = self._sketched(codes, scale)
 
     def _sketched(self, codes: Any, scale: Any) -> Any:
         """The sketch of quantized rows: the vectors, or their principal components."""
@@ -215,8 +226,9 @@ class VectorIndex:
 
     def _fit(self, live: int) -> None:
         """Fit the sketch's components on an even sample of the rows, and sketch them all.
-        Done when the rows first reach :data:`SKETCH_FROM`, then each time they grow
-        eightfold, so a growing store is sketched a few times in its life."""
+        Due when the rows first reach :data:`SKETCH_FROM`, then each time they grow
+        eightfold (a growing store is sketched a few times in its life), and done on the
+        next question but the first."""
         np = self._np
         used = len(self._ids)
         rows = np.flatnonzero(self._live[:used])
@@ -230,7 +242,9 @@ class VectorIndex:
             end = min(used, begin + 8192)
             sketch[begin:end] = self._sketched(self._codes[begin:end], self._scale[begin:end])
         self._sketch = sketch
+        self._sketching = True
         self._fitted_at = live
+        self._fit_due = False
 
     @property
     def size(self) -> int:
@@ -245,11 +259,21 @@ class VectorIndex:
         vector = self.embedder.embed([text])[0].astype(np.float32)
         with self._lock, _one_blas_thread():
             n = len(self._ids)
+            self._asked += 1
+            if self._fit_due and self._asked > 1:
+                self._fit(int(self._live[:n].sum()))
             sketched = self._basis is not None
-            probe = vector @ self._basis if self._basis is not None else vector
-            rough = self._sketch[:n] @ probe
-            rough[~self._live[:n]] = -np.inf
             codes, scale = self._codes, self._scale
+            if not self._sketching:  # no sketch yet: every row exactly, a slice at a time
+                rough = np.empty(n, dtype=np.float32)
+                for begin in range(0, n, 8192):
+                    end = min(n, begin + 8192)
+                    block = codes[begin:end].astype(np.float32) @ vector
+                    rough[begin:end] = block * scale[begin:end]
+            else:
+                probe = vector @ self._basis if self._basis is not None else vector
+                rough = self._sketch[:n] @ probe
+            rough[~self._live[:n]] = -np.inf
 
         def exact(rows: Any) -> Any:
             if not sketched:  # the sketch is the vectors themselves
