@@ -44,6 +44,10 @@ def _filled(store: Store, n: int) -> tuple[VectorIndex, dict[str, str]]:
     return index, texts
 
 
+def _fitted(index: VectorIndex) -> bool:
+    return index._basis is not None
+
+
 def _exact_top(texts: dict[str, str], question: str, k: int) -> list[str]:
     stub = Stub()
     ids = list(texts)
@@ -83,13 +87,13 @@ def test_a_large_index_is_scored_on_its_sketch_then_exactly(
     index.refresh()
     # Loaded, it scores every row exactly: a process that asks once never fits.
     first = index.query("memory number 42").top(5)
-    assert index._basis is None and len(index._sketch) == 0
+    assert not _fitted(index) and len(index._sketch) == 0
     small = VectorIndex(store, Stub())
     monkeypatch.setattr(_vectors, "SKETCH_FROM", 10**9)
     small.refresh()
     assert first == small.query("memory number 42").top(5)
     index.query("a second question")  # fits the sketch
-    assert index._basis is not None and small._basis is None
+    assert _fitted(index) and not _fitted(small)
     assert index._sketch.shape[1] == 16
     for question in ("memory number 42", "another question", "and one more"):
         assert index.query(question).top(5) == small.query(question).top(5)
