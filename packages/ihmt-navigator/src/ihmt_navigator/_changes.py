@@ -107,12 +107,14 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
         best: tuple[float, float, str] | None = None
         chosen: Change | None = None
         for change in histories[entry.id]:
+            if as_of is not None and change.date > as_of:
+                continue  # after the cutoff
             by = newer.get(change.by)
-            if by is None or (as_of is not None and change.date > as_of):
-                continue  # forgotten since, or after the cutoff
-            if not change.words:
+            if by is None or not change.words:
                 # What it changed is not known (a flag set by hand, or before corrections
-                # were recorded): it holds for the whole memory, as it was made.
+                # were recorded), or cannot be read (the correcting memory is not in this
+                # store: a pull brought the flag first): it holds for the whole memory,
+                # as it was made.
                 rank = (0.0, 0.0, change.date)
                 if best is None or rank > best:
                     best, chosen = rank, change
