@@ -144,9 +144,9 @@ def changed_words(text: str) -> frozenset[str]:
 
 def pointed_at(text: str, words: frozenset[str]) -> frozenset[str]:
     """The terms of the clauses of an older memory that hold one of ``words`` (what a
-    correction recorded as changed): "a Framework Laptop 13" is the part of "Owen's
-    laptop is a Framework Laptop 13; his config flake is …" that a hint about Owen's
-    Framework points at, and "his config flake" is not."""
+    correction recorded as changed): "runs PostgreSQL 15" is the part of "the build box
+    runs PostgreSQL 15; its backups go to the NAS" that a hint about the build box's
+    PostgreSQL points at, and "its backups go to the NAS" is not."""
     if not words:
         return frozenset()
     out: set[str] = set()
