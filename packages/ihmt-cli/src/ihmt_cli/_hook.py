@@ -160,11 +160,12 @@ HOOK_CONTEXT, HOOK_CONTEXT_END = "<hook_context>", "</hook_context>"
 """How Gemini CLI marks, in a prompt, what a SessionStart hook added before it."""
 
 
-def parse_input(raw: bytes | str) -> HookInput:
-    """The hook's stdin as a :class:`HookInput`.
+def read_hook_json(raw: bytes | str) -> tuple[dict[str, Any], str, str]:
+    """A hook's stdin: the JSON object, its session id and its working directory
+    (``session_id``/``cwd``, or opencode's ``sessionID``/``directory``).
 
     Raises:
-        ValueError: not a JSON object, or ``session_id`` / ``cwd`` missing.
+        ValueError: not a JSON object, or the session id or the directory missing.
     """
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     try:
@@ -179,6 +180,16 @@ def parse_input(raw: bytes | str) -> HookInput:
         raise ValueError("stdin has no session_id")
     if not isinstance(cwd, str) or not cwd:
         raise ValueError("stdin has no cwd")
+    return data, session, cwd
+
+
+def parse_input(raw: bytes | str) -> HookInput:
+    """The hook's stdin as a :class:`HookInput`.
+
+    Raises:
+        ValueError: not a JSON object, or ``session_id`` / ``cwd`` missing.
+    """
+    data, session, cwd = read_hook_json(raw)
     prompt = data.get("prompt")
     source = data.get("source")
     if isinstance(prompt, str) and prompt.startswith(HOOK_CONTEXT):

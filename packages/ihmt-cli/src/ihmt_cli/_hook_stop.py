@@ -109,19 +109,9 @@ def parse_stop_input(raw: bytes | str) -> StopInput:
         ValueError: not a JSON object, ``session_id`` or ``cwd`` missing, or neither a
             transcript nor messages given.
     """
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"stdin is not JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ValueError("stdin is not a JSON object")
-    session = data.get("session_id") or data.get("sessionID")
-    cwd = data.get("cwd") or data.get("directory")
-    if not isinstance(session, str) or not session:
-        raise ValueError("stdin has no session_id")
-    if not isinstance(cwd, str) or not cwd:
-        raise ValueError("stdin has no cwd")
+    from ihmt_cli._hook import read_hook_json
+
+    data, session, cwd = read_hook_json(raw)
     path = data.get("transcript_path")
     messages = data.get("messages")
     if not isinstance(messages, list) and not (isinstance(path, str) and path):
