@@ -76,6 +76,20 @@ def test_quantized_scores_rank_as_the_float_vectors_do(
         assert sims.lowest <= top[-1][1]
 
 
+def test_a_shorter_top_is_the_head_of_a_longer_one_already_made(
+    make_store: Callable[..., Store],
+) -> None:
+    index, _ = _filled(make_store(), 300)
+    index.refresh()
+    sims = index.query("memory number 7")
+    longer = sims.top(40)
+    assert sims.top(10) == longer[:10]
+    # The same as a fresh question's own ten: the head of a longer list is no guess.
+    assert index.query("memory number 7").top(10) == longer[:10]
+    longer.clear()  # a caller's copy: changing it changes nothing kept
+    assert len(sims.top(40)) == 40
+
+
 def test_a_large_index_is_scored_on_its_sketch_then_exactly(
     make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:

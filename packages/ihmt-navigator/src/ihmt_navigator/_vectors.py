@@ -312,6 +312,8 @@ class Similarities:
         self._exact = exact
         self._wide = wide
         self._count: int | None = None
+        self._ranked: list[tuple[str, float]] = []
+        """The longest :meth:`top` list made so far: a shorter one is its head."""
 
     def __len__(self) -> int:
         if self._count is None:
@@ -319,12 +321,16 @@ class Similarities:
         return self._count
 
     def top(self, k: int) -> list[tuple[str, float]]:
-        """The ``k`` nearest memories, nearest first (equal scores: the smaller id first)."""
+        """The ``k`` nearest memories, nearest first (equal scores: the smaller id first).
+        A search asks more than once (its candidates, then its signals): a list no
+        longer than one already made is that one's head, not a second pass."""
         np = self._np
         rough = self._rough
         k = min(k, len(self))
         if k <= 0:
             return []
+        if k <= len(self._ranked):
+            return self._ranked[:k]
         # A margin past ``k``, so that the memories tied with the k-th are all weighed.
         want = k + 64
         wide = max(SHORTLIST, 4 * k) if self._wide else want
@@ -339,7 +345,8 @@ class Similarities:
         order = sorted(
             zip(scores.tolist(), part.tolist(), strict=True), key=lambda p: (-p[0], ids[p[1]])
         )
-        return [(ids[row], score) for score, row in order[:k]]
+        self._ranked = [(ids[row], score) for score, row in order[:k]]
+        return list(self._ranked)
 
     @property
     def lowest(self) -> float:
