@@ -7,7 +7,7 @@ registers, and what the user said that lasts ends up in the memory.
   ``transcript_path``, and the hook reads the user's prompt from the JSONL file Claude
   Code wrote.
 - **Codex** lists the ``Stop`` hook install registered (``hooks/list`` from ``codex
-  app-server``: Codex's own view of its hooks).
+  app-server``: Codex's own view of its hooks); test_agents_codex_stop.py runs it.
 - **opencode** (``opencode serve``) answers a message through a provider whose base URL
   is a stub of the OpenAI chat API; the session then goes idle, and the plugin hands the
   user's messages to ``ihmt hook stop``.
