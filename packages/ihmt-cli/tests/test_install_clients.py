@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -370,7 +370,9 @@ def test_gemini_hooks_go_into_settings_beside_the_users_keeping_comments(world: 
 
     data = _data(settings)
     assert data["hooks"]["BeforeTool"] == _data_of(GEMINI_JSONC)["hooks"]["BeforeTool"]
-    for event, ours in (("SessionStart", "session-start"), ("BeforeAgent", "prompt")):
+    events = {"SessionStart": "session-start", "BeforeAgent": "prompt"}
+    events |= {"AfterAgent": "stop", "SessionEnd": "stop"}  # the capture hook
+    for event, ours in events.items():
         (group,) = data["hooks"][event]
         (handler,) = group["hooks"]
         assert handler["type"] == "command" and handler["timeout"] == 10_000  # milliseconds
@@ -381,8 +383,24 @@ def test_gemini_hooks_go_into_settings_beside_the_users_keeping_comments(world: 
 
     assert "hooks" in _data(settings) and "SessionStart" not in _data(settings)["hooks"]
     assert [s.summary for s in plan.steps] == [
-        f"remove the recall hooks (SessionStart, BeforeAgent) from {settings}"
+        f"remove the recall hooks (SessionStart, BeforeAgent, AfterAgent, SessionEnd) "
+        f"from {settings}"
     ]
+    world.uninstall("gemini-cli")
+    assert settings.read_text() == GEMINI_JSONC
+
+
+def test_gemini_without_capture_gets_the_recall_hooks_only(world: World) -> None:
+    settings = _write(world.config("gemini-cli"), GEMINI_JSONC)
+    world.install("gemini-cli")
+
+    install_plan(
+        "gemini-cli", "user", replace(server_spec(world.home / "mem"), capture=False)
+    ).run()
+
+    hooks = _data(settings)["hooks"]
+    assert "SessionStart" in hooks and "BeforeAgent" in hooks
+    assert "AfterAgent" not in hooks and "SessionEnd" not in hooks
     world.uninstall("gemini-cli")
     assert settings.read_text() == GEMINI_JSONC
 
@@ -415,11 +433,20 @@ def test_copilot_hooks_are_a_file_of_their_own(world: World) -> None:
 
     hooks = world.home / ".copilot" / "hooks" / "ihmt-memory.json"
     data = json.loads(hooks.read_text())
-    assert data["version"] == 1 and set(data["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    assert data["version"] == 1 and list(data["hooks"]) == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+    ]
     (handler,) = data["hooks"]["UserPromptSubmit"]
     assert handler["type"] == "command" and handler["timeoutSec"] == 10
     assert " hook prompt --agent copilot --home " in handler["bash"]
+    assert " hook stop --agent copilot --home " in data["hooks"]["Stop"][0]["bash"]
 
+    plan = install_plan("copilot", "user", replace(server_spec(world.home / "mem"), capture=False))
+    plan.run()
+
+    assert list(json.loads(hooks.read_text())["hooks"]) == ["SessionStart", "UserPromptSubmit"]
     world.uninstall("copilot")
 
     assert not (world.home / ".copilot" / "hooks").exists()

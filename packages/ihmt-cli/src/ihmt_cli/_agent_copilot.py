@@ -7,7 +7,12 @@ instructions in ``copilot-instructions.md`` (a project's ``.github/``).
 
 The hooks use Copilot CLI's VS Code-compatible event names (``SessionStart``,
 ``UserPromptSubmit``), whose input has Claude Code's field names; Copilot CLI adds the
-``additionalContext`` the hook prints to the model's context.
+``additionalContext`` the hook prints to the model's context. The capture hook (``ihmt hook
+stop``, left out by ``--no-capture``) runs on ``Stop`` (its ``agentStop``: the agent ends a
+turn), whose input names the session's event log (``transcript_path``,
+``session-state/<id>/events.jsonl``, read by :mod:`ihmt_cli._transcript_formats`);
+``SessionEnd`` names none, and a compaction keeps the log whole, so nothing else is
+needed.
 """
 
 from __future__ import annotations
@@ -30,7 +35,13 @@ from ihmt_cli._types import Agent, Scope
 
 __all__ = ["COPILOT", "CopilotSetup"]
 
-COPILOT_EVENTS = (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"))
+COPILOT_EVENTS = (
+    ("SessionStart", "session-start"),
+    ("UserPromptSubmit", "prompt"),
+    ("Stop", "stop"),
+)
+"""Copilot CLI's VS Code-compatible event names (each gets Claude Code's snake_case input)
+and the ``ihmt hook`` event each one runs."""
 
 
 class CopilotSetup(McpJsonSetup):
@@ -85,7 +96,7 @@ class CopilotSetup(McpJsonSetup):
             None if spec is None else _hooks_text(paths, spec),
             ours=_ours(paths.hooks) is not None,
             what="recall hooks file",
-            added=f"add the recall hooks (SessionStart, UserPromptSubmit) in {paths.hooks}",
+            added=f"add the hooks ({_names(spec)}) in {paths.hooks}",
             unchanged=unchanged,
         )
 
@@ -123,8 +134,15 @@ def _hooks_text(paths: AgentPaths, spec: ServerSpec) -> str:
         command = shlex.join(spec.hook_argv(paths.agent, event))
         return {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT}
 
-    hooks = {name: [handler(event)] for name, event in COPILOT_EVENTS}
+    hooks = {
+        name: [handler(event)] for name, event in COPILOT_EVENTS if spec.capture or event != "stop"
+    }
     return json.dumps({"version": 1, "hooks": hooks}, indent=2) + "\n"
+
+
+def _names(spec: ServerSpec | None) -> str:
+    capture = spec is not None and spec.capture
+    return ", ".join(name for name, event in COPILOT_EVENTS if capture or event != "stop")
 
 
 def _ours(path: Path) -> dict[str, Any] | None:

@@ -5,6 +5,12 @@ additionalContext`` Gemini CLI adds to the turn, timeouts in milliseconds), both
 into the text so that the user's comments stay (Gemini CLI reads the file with comments);
 the instructions in GEMINI.md.
 
+The capture hook (``ihmt hook stop``, left out by ``--no-capture``) runs on ``AfterAgent``
+(a turn ends) and ``SessionEnd`` (the session ends, a turn cut short included), whose
+input names the session's chat file (``transcript_path``, read by
+:mod:`ihmt_cli._transcript_formats`). Not on ``PreCompress``: Gemini CLI 0.61 runs it
+before every turn, and a compression keeps the chat file's earlier records.
+
 Gemini CLI connects to MCP servers and runs hooks only in a folder it trusts (folder trust
 is on by default): ``ihmt doctor`` reads its trust rules for the folder it runs in.
 """
@@ -34,7 +40,12 @@ class GeminiSetup(JsonHooks, McpJsonSetup):
     restart = "Start a new Gemini CLI session (gemini) so the memory tools load."
     trust_hint = "start gemini in this folder and trust it, or /permissions"
     comments = True
-    hook_events = (("SessionStart", "session-start"), ("BeforeAgent", "prompt"))
+    hook_events = (
+        ("SessionStart", "session-start"),
+        ("BeforeAgent", "prompt"),
+        ("AfterAgent", "stop"),
+        ("SessionEnd", "stop"),
+    )
     hook_timeout = HOOK_TIMEOUT * 1000
     hooks_jsonc = True
 

@@ -1,8 +1,10 @@
 """``ihmt hook stop``: save what the user said that lasts, when the agent stops.
 
-Claude Code runs it on ``Stop`` and ``PreCompact``, Codex on ``Stop``, opencode's plugin
-when a session goes idle. It reads the part of the session's transcript it has not read
-yet (an offset per session under ``IHMT_HOME/hooks/capture``), keeps the durable
+Claude Code runs it on ``Stop`` and ``PreCompact``, Codex on ``Stop``, Gemini CLI on
+``AfterAgent`` and ``SessionEnd``, Copilot CLI on ``Stop``, opencode's plugin when a session
+goes idle. It reads the part of the session's transcript it has not read yet (an offset
+per session under ``IHMT_HOME/hooks/capture``; for Gemini CLI and Copilot CLI also the ids
+of the messages read, :mod:`ihmt_cli._transcript_formats`), keeps the durable
 statements the user made (:mod:`ihmt_cli._capture`: rules, no language model), and saves
 each through :meth:`Memory.save` with ``source="session"`` and a ``session:<id>`` tag:
 
@@ -392,6 +394,7 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
     from ihmt_cli import _recall_server as server
     from ihmt_cli._capture import durable_statements
     from ihmt_cli._transcript import read_new, user_turns_of_messages
+    from ihmt_cli._transcript_formats import KEYED_AGENTS, read_keyed
     from ihmt_mcp import Settings
     from ihmt_store import Store
 
@@ -412,6 +415,8 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
         start = start if start <= len(given.messages) else 0
         turns = user_turns_of_messages(given.messages[start:])
         state.update(kind="messages", offset=len(given.messages))
+    elif agent in KEYED_AGENTS:
+        turns = read_keyed(agent, Path(given.transcript_path), state)
     else:
         path = Path(given.transcript_path)
         same = state.get("kind") == "file" and state.get("path") == str(path)
