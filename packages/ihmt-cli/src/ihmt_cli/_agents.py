@@ -273,8 +273,11 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     last_run, last_outcome, last_error}; "recall_server" is {pid, since, mode} while the
     hooks' warm server runs, else null; "capture" is what the last stop captured ({time,
     agent, project, session, saved: [{id, text}], replaced, held, refused, pending}), or
-    null. Exits 1 when the store is damaged or a registered
-    server does not answer.
+    null. A Claude Code or Codex plugin that brings the memory is listed under its agent's
+    user row as "plugins": [{plugin, version, scope, project, enabled, applies, path,
+    servers, hooks, memory_server, ihmt_home, same_memory, hooks_trusted, probe}], and
+    "warnings" says when both a plugin and ihmt install set the memory up. Exits 1 when
+    the store is damaged or a registered server (or an enabled plugin's) does not answer.
     """
     from ihmt_cli._base import store_under
     from ihmt_cli._doctor import agent_rows, doctor_text, store_health
@@ -284,6 +287,9 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     agents = agent_rows(ihmt_home, no_connect=no_connect)
     failed = not health.ok or any(
         a.get("error") or (a.get("probe") and not a["probe"]["connects"]) for a in agents
+    )
+    failed = failed or any(  # an enabled plugin whose server does not answer
+        p.get("probe") and not p["probe"]["connects"] for a in agents for p in a.get("plugins", ())
     )
     from ihmt_cli._hook_stop import last_capture
     from ihmt_cli._recall_server import server_status

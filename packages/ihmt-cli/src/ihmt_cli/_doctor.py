@@ -245,6 +245,9 @@ def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
             if not no_connect:
                 row["probe"] = probe_server(argv, env).to_json()
             agents.append(row)
+    from ihmt_cli._doctor_plugins import attach_plugins
+
+    attach_plugins(agents, ihmt_home, no_connect=no_connect)
     return agents
 
 
@@ -327,13 +330,19 @@ def doctor_text(data: dict[str, Any]) -> str:
         from ihmt_cli._hook_stop import capture_text
 
         lines.append(capture_text(data["capture"]))
+    from ihmt_cli._doctor_plugins import plugin_lines, set_up_by_plugin
+
     for row in data["agents"]:
         label = f"{row['agent']} ({row['scope']})"
         if row["error"]:
             lines.append(f"{label}: PROBLEM · {row['error']}")
             continue
         if not row["registered"]:
-            lines.append(f"{label}: not registered · ihmt install {row['agent']}")
+            if set_up_by_plugin(row):
+                lines.append(f"{label}: set up by its plugin (not by ihmt install)")
+            else:
+                lines.append(f"{label}: not registered · ihmt install {row['agent']}")
+            lines += plugin_lines(row)
             continue
         parts = [f"registered in {row['config']}", f"IHMT_HOME={row['ihmt_home']}"]
         if not row["same_memory"]:
@@ -348,5 +357,10 @@ def doctor_text(data: dict[str, Any]) -> str:
             else:
                 parts.append(f"does NOT connect: {probe['error']}")
         lines.append(f"{label}: " + " · ".join(parts))
-    lines.append("All good." if data["ok"] else "Problems found (see above).")
+        lines += plugin_lines(row)
+    warned = any(row.get("warnings") for row in data["agents"])
+    if not data["ok"]:
+        lines.append("Problems found (see above).")
+    else:
+        lines.append("Works, with warnings (see above)." if warned else "All good.")
     return "\n".join(lines)
