@@ -50,6 +50,12 @@ MANIFEST_VERSION = 3
 """2: files holding secrets are left out; 3: only their secret lines are, unless the
 secret runs over several lines. An older manifest is re-derived, so every file is hashed
 again on the next sync (a file version 2 left out is indexed)."""
+_GENERATION = "generation"
+"""The manifest's key for the store's generation it was written with. The store commits
+first and the manifest is replaced after it, so a writer killed in between (or a store
+recovered from an interrupted write) leaves the two apart: the manifest is then re-derived
+from the store's catalog and every file hashed again, and what the dead writer left
+half-done is redone or dropped, never served."""
 _MANY_LINES = frozenset({"a private key", "a seed phrase"})
 """Kinds of secret that leave their whole file out of the index."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -136,6 +142,7 @@ class ProjectIndex:
         self._store: Store | None = None
         self._manifest: dict[str, _FileRecord] = {}
         self._manifest_stamp: tuple[int, int] | None = None
+        self._manifest_generation = -1
         self._summarizer: Summarizer | None = None
         self._embedder = embedder
         self._search: CodeSearch | None = None
@@ -144,7 +151,8 @@ class ProjectIndex:
     def store(self) -> Store:
         """The index's own store (created on first use)."""
         if self._store is None:
-            self._store = Store.open(self.store_path, create=True)
+            # Derived from the codebase: atomic writes, no flush (a crash re-derives).
+            self._store = Store.open(self.store_path, create=True, derived=True)
         return self._store
 
     def close(self) -> None:
@@ -162,15 +170,17 @@ class ProjectIndex:
 
     def _load_manifest(self) -> None:
         path = self._manifest_path()
+        generation = self.store.generation
         try:
             st = path.stat()
         except FileNotFoundError:
-            if self._manifest_stamp is None:
+            if self._manifest_stamp is None or generation != self._manifest_generation:
                 self._manifest = self._manifest_from_catalog()
                 self._manifest_stamp = (0, 0)
+                self._manifest_generation = generation
             return
         stamp = (st.st_mtime_ns, st.st_size)
-        if stamp == self._manifest_stamp:
+        if stamp == self._manifest_stamp and generation == self._manifest_generation:
             return
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -178,10 +188,14 @@ class ProjectIndex:
                 raise ValueError("an older manifest")
             files = data["files"]
             self._manifest = {rel: _FileRecord.from_json(rec) for rel, rec in files.items()}
+            if data.get(_GENERATION) != generation:
+                logger.warning("project index %s was left half-written; re-deriving it", path)
+                self._manifest = self._manifest_from_catalog()
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             logger.warning("project manifest %s is unreadable; re-deriving it", path)
             self._manifest = self._manifest_from_catalog()
         self._manifest_stamp = stamp
+        self._manifest_generation = generation
 
     def _manifest_from_catalog(self) -> dict[str, _FileRecord]:
         """A manifest that forces every file to be hashed again, with its known leaves."""
@@ -196,11 +210,13 @@ class ProjectIndex:
         path = self._manifest_path()
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
         files = {k: v.to_json() for k, v in self._manifest.items()}
-        payload = {"version": MANIFEST_VERSION, "files": files}
+        generation = self.store.generation
+        payload = {"version": MANIFEST_VERSION, _GENERATION: generation, "files": files}
         tmp.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, path)
         st = path.stat()
         self._manifest_stamp = (st.st_mtime_ns, st.st_size)
+        self._manifest_generation = generation
 
     # ------------------------------------------------------------------ sync
     def sync(self) -> SyncReport:

@@ -130,7 +130,7 @@ class StoreBase(IndexLifecycle):
             yield self._batch
             return
         with self._locked(timeout) as index:
-            batch = Batch(self.path)
+            batch = Batch(self.path, durable=self.durable)
             self._batch = batch
             self._batch_thread = threading.get_ident()
             try:
@@ -162,7 +162,7 @@ class StoreBase(IndexLifecycle):
             self._batch = None
             batch.close()
             clear_journal(self.path)
-            if batch.scrub:
+            if batch.scrub and self.durable:
                 self._scrub()
                 # Summaries rewritten after a forget (by the caller) held its words too.
                 self._compact_due = True

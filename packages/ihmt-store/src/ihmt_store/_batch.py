@@ -59,8 +59,10 @@ class Batch:
     staged record back without parsing anything.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root
+        self.durable = durable
+        """False in a derived store: the files land by rename, unflushed."""
         self.journal_path = journal_path(root)
         self.journal: Any = None
         # Keyed by the store-relative path, as the catalog and the journal name files.
@@ -193,7 +195,8 @@ class Batch:
             tmp = write_temp(full, raw, mkdir=False)
             self.temps.append(tmp)
             moves.append((tmp, full))
-        sync_paths(tmp for tmp, _ in moves)
+        if self.durable:
+            sync_paths(tmp for tmp, _ in moves)
         for tmp, full in moves:
             replace_temp(tmp, full)
         self.pending.clear()
@@ -209,8 +212,9 @@ class Batch:
             except OSError:
                 pass  # not empty (a note landed meanwhile) or already gone
         self.prune.clear()
-        for folder in dirs:
-            fsync_dir(folder)
+        if self.durable:
+            for folder in dirs:
+                fsync_dir(folder)
 
     def commit(self, index: Index) -> None:
         """Publish every staged file and commit the index: the index learns the files'

@@ -174,6 +174,12 @@ class IndexLifecycle:
         self.read_only = False
         """True when the store is on a read-only disk or folder: reads work, writes raise
         :class:`StoreIOError` saying so."""
+        self.durable = True
+        """False for a derived store (``Store.open(derived=True)``, a code index). Its
+        writes stay atomic (a killed writer leaves the old state or the new one, and the
+        next open finishes it) but are not flushed to disk: a power cut may lose the
+        last ones, which the owner derives again. A forget does not compact the index:
+        the words are still in the files they came from."""
         self.notices: list[str] = []
         """What the store repaired or refused on its own while opening or reading (an
         index rebuilt, files skipped), in plain words for the user; the caller may show
@@ -329,6 +335,10 @@ class IndexLifecycle:
             self._fresh_index(db)
 
     def _set_index(self, index: Index, db: Path) -> None:
+        if not self.durable and not index.read_only:
+            # A commit no longer waits for the disk; after a power cut the index is still
+            # consistent (write-ahead log), only its last commits may be missing.
+            index.conn.execute("PRAGMA synchronous=NORMAL")
         self._index = index
         self._index_ino = os.stat(db).st_ino
 

@@ -115,12 +115,14 @@ class Store(StoreBase):
         *,
         create: bool = False,
         lock_timeout: float = 30.0,
+        derived: bool = False,
     ) -> Store:
         """Open the store at ``path``, recovering what a crashed writer left behind.
 
         Args:
             create: create the store when the folder is missing or empty.
             lock_timeout: seconds to wait for another writer before giving up.
+            derived: a store its owner derives again from files elsewhere: see ``durable``.
 
         Raises:
             StoreNotFoundError: no store there (and ``create`` is false).
@@ -129,11 +131,12 @@ class Store(StoreBase):
         """
         folder = Path(path).expanduser()
         if not (folder / CONFIG_FILE).exists():
-            if create:
-                return cls.create(folder)
-            raise StoreNotFoundError(folder)
+            if not create:
+                raise StoreNotFoundError(folder)
+            cls.create(folder).close()
         config = read_config(folder / CONFIG_FILE)
         store = cls(folder, config, lock_timeout=lock_timeout)
+        store.durable = not derived
         store.read_only = not writable(folder)
         if store.read_only:
             store._notice(
@@ -449,7 +452,7 @@ class Store(StoreBase):
         """
         with self._locked():
             root = with_keywords(self.trunk(), keywords)
-            atomic_write(self.path / ROOT_FILE, json_bytes(root.to_json()))
+            atomic_write(self.path / ROOT_FILE, json_bytes(root.to_json()), durable=self.durable)
             return root
 
     # ================================================================= queries
