@@ -92,8 +92,10 @@ def test_doctor_reports_the_claude_plugin_and_a_second_setup_by_install(
     assert [p["enabled"] for p in rows["claude-code"]["plugins"]] == [False]
     _ok([claude, "plugin", "enable", "ihmt@ihmt", "--scope", "user"], agent_env)
 
-    ihmt_install("install", "claude-code", "--home", str(home / ".ihmt"))
+    done = ihmt_install("install", "claude-code", "--home", str(home / ".ihmt"))
     _, rows = _doctor(agent_env, "--no-connect")
+
+    assert "Note: the plugin ihmt@ihmt already gives claude-code the memory" in done.stdout
 
     row = rows["claude-code"]
     assert row["registered"] and row["hooks"]["present"]

@@ -47,6 +47,7 @@ __all__ = [
     "double_registration",
     "ihmt_plugins",
     "plugin_lines",
+    "plugin_note",
     "set_up_by_plugin",
 ]
 
@@ -342,6 +343,23 @@ def double_registration(
         f"ihmt install ({where}); the agent starts two servers"
         + (" and runs every memory hook twice" if hooks_twice else "")
         + f". Keep one: ihmt uninstall {agent}, or {uninstall} {plugin.plugin}"
+    )
+
+
+def plugin_note(agent: Agent, *, cwd: Path | None = None) -> str | None:
+    """What ``ihmt install AGENT`` says when an enabled plugin already gives the agent
+    the memory (None: no such plugin)."""
+    if agent not in PLUGIN_AGENTS:
+        return None
+    found = ihmt_plugins(home=Path.home(), environ=os.environ, cwd=cwd or Path.cwd())
+    plugin = next((p for p in found if p.agent == agent and p.active and p.ihmt_server()), None)
+    if plugin is None:
+        return None
+    uninstall = "claude plugin uninstall" if agent == "claude-code" else "codex plugin remove"
+    return (
+        f"the plugin {plugin.plugin} already gives {agent} the memory; with this install "
+        "too the agent starts two servers and runs every memory hook twice. Keep one: "
+        f"{uninstall} {plugin.plugin}, or ihmt uninstall {agent}."
     )
 
 

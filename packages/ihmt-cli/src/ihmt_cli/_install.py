@@ -136,7 +136,10 @@ def _notes(setup: AgentSetup, paths: AgentPaths, *, hooks: bool) -> list[str]:
             f"{paths.config} now holds absolute paths of this machine (the server and "
             "IHMT_HOME): do not commit it; add it to .gitignore."
         )
-    return notes
+    from ihmt_cli._doctor_plugins import plugin_note
+
+    twice = plugin_note(setup.agent)
+    return [*notes, twice] if twice else notes
 
 
 def install_plan(
