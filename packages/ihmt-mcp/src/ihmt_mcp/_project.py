@@ -143,6 +143,7 @@ class ProjectIndex:
         self._manifest: dict[str, _FileRecord] = {}
         self._manifest_stamp: tuple[int, int] | None = None
         self._manifest_generation = -1
+        self._record_json: dict[str, tuple[tuple[int, int, str], str]] = {}
         self._summarizer: Summarizer | None = None
         self._embedder = embedder
         self._search: CodeSearch | None = None
@@ -209,10 +210,20 @@ class ProjectIndex:
     def _save_manifest(self) -> None:
         path = self._manifest_path()
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        files = {k: v.to_json() for k, v in self._manifest.items()}
         generation = self.store.generation
-        payload = {"version": MANIFEST_VERSION, _GENERATION: generation, "files": files}
-        tmp.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
+        # A record's JSON is kept while its file's size, mtime and hash stay (they decide
+        # all it holds): an edit serialises the records it changed, not the whole project.
+        cache, texts = self._record_json, []
+        for rel, rec in self._manifest.items():
+            key = (rec.size, rec.mtime_ns, rec.sha)
+            held = cache.get(rel)
+            if held is None or held[0] != key:
+                held = cache[rel] = (key, json.dumps(rec.to_json(), separators=(",", ":")))
+            texts.append(f"{json.dumps(rel)}:{held[1]}")
+        for rel in cache.keys() - self._manifest.keys():
+            del cache[rel]
+        head = json.dumps({"version": MANIFEST_VERSION, _GENERATION: generation})
+        tmp.write_text(f'{head[:-1]},"files":{{{",".join(texts)}}}}}', encoding="utf-8")
         os.replace(tmp, path)
         st = path.stat()
         self._manifest_stamp = (st.st_mtime_ns, st.st_size)
