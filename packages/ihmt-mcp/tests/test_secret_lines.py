@@ -100,3 +100,40 @@ def test_any_mix_of_secrets_code_and_blank_lines_is_found_alike(
     text = glue.join(parts)
     with_filter, without = _both(text)
     assert with_filter == without
+
+
+def test_the_installed_detect_secrets_is_a_release_the_triggers_were_checked_against() -> None:
+    # Another release makes every scan import detect-secrets to list its plugins (and,
+    # through it, requests): read its patterns, then add its version.
+    from ihmt_mcp._secret_lines import CHECKED_VERSIONS
+    from ihmt_mcp._secrets import _installed_version
+
+    assert _installed_version() in CHECKED_VERSIONS
+
+
+@pytest.mark.parametrize("text", CORPUS.POSITIVES)
+def test_every_line_a_vendor_plugin_matches_is_one_it_is_given(text: str) -> None:
+    from ihmt_mcp._secret_lines import plugin_can_match
+    from ihmt_mcp._secrets import normalise
+
+    for line in normalise(text).split("\n"):
+        clipped = line[:4096]
+        for plugin in _vendor_plugins():
+            if list(plugin.analyze_line(filename="m.txt", line=clipped, line_number=1)):
+                assert plugin_can_match(line), (type(plugin).__name__, line)
+
+
+def test_a_scan_of_text_no_vendor_plugin_can_match_does_not_import_detect_secrets() -> None:
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from ihmt_mcp._secrets import find_secrets\n"
+        "text = 'FOUND: the token limit passed the key test\\n(307 tokens, 6 leaf files)'\n"
+        "assert find_secrets(text) == ()\n"
+        "assert 'detect_secrets' not in sys.modules, 'imported for nothing'\n"
+        "assert find_secrets('npm config: //registry.example/:_authToken=npm_abc')\n"
+        "assert 'detect_secrets' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -25,7 +25,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
-__all__ = ["VENDOR_PLUGINS", "keep_lines"]
+__all__ = ["CHECKED_VERSIONS", "VENDOR_PLUGINS", "keep_lines", "plugin_can_match"]
 
 FOLLOWING = 6
 """Non-blank lines after a trigger's line that a match may still reach (a "token for"
@@ -85,6 +85,28 @@ VENDOR_PLUGINS = frozenset(
 )
 """The detect-secrets plugins whose shapes the triggers above were checked against: a
 plugin outside this set makes the scan read every line (see :func:`keep_lines`)."""
+CHECKED_VERSIONS = frozenset({"1.5.0"})
+"""The detect-secrets releases whose plugins are exactly :data:`VENDOR_PLUGINS`, with the
+patterns :func:`plugin_can_match` was read from: with one of them installed, the scan
+knows that without importing detect-secrets (and, through it, ``requests``)."""
+
+_PLUGIN_WORDS = ("_authtoken", "accountkey")
+"""The literal words of the two vendor patterns whose token may be shorter than a run of
+24 or hold characters that break one (npm's ``//host/:_authToken=npm_…``, Azure's
+``AccountKey=`` then 88 characters that may include ``=``)."""
+_ARTIFACTORY = re.compile(r"AKC[A-Za-z0-9]{10}|AP[\dA-F][A-Za-z0-9]{8}")
+
+
+def plugin_can_match(line: str) -> bool:
+    """Whether a vendor plugin of :data:`VENDOR_PLUGINS` (as of :data:`CHECKED_VERSIONS`)
+    can match on ``line`` (normalised): every one of their patterns needs a run of 24
+    characters of a key's alphabet, Artifactory's short prefixes, or one of
+    :data:`_PLUGIN_WORDS`. Most lines a trigger keeps ("tokens", "passed", "keyboard")
+    hold none: the plugins, and the import of detect-secrets, are then skipped."""
+    if _RUN in line.encode("utf-8", "surrogatepass").translate(_RUN_BYTES):
+        return True
+    lowered = line.lower()
+    return any(word in lowered for word in _PLUGIN_WORDS) or bool(_ARTIFACTORY.search(line))
 
 
 def keep_lines(text: str, *, every_plugin_known: bool = True) -> tuple[list[bool], list[bool]]:

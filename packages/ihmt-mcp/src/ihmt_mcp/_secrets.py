@@ -26,9 +26,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from ihmt_mcp._secret_lines import VENDOR_PLUGINS, keep_lines
+from ihmt_mcp._secret_lines import (
+    CHECKED_VERSIONS,
+    VENDOR_PLUGINS,
+    keep_lines,
+    plugin_can_match,
+)
 
 __all__ = ["SecretFinding", "find_secrets", "normalise"]
 
@@ -493,7 +499,9 @@ def _scan(
 ) -> None:
     """Every rule over ``text`` (already normalised); ``add(kind, line, last line)``
     records.
-    The vendor plugins read only the lines ``hot`` marks (every line when None).
+    The vendor plugins read only the lines ``hot`` marks on which one of them can match
+    (:func:`~ihmt_mcp._secret_lines.plugin_can_match`), every line when ``hot`` is None;
+    detect-secrets is imported on the first line they read.
 
     The last two rules are fallbacks for shapes nobody names (a random string after
     "token", 88 characters of base64): they speak only on a line no other rule found
@@ -550,14 +558,15 @@ def _scan(
     for match in _BARE_AWS_SECRET.finditer(text):
         if _is_bare_aws_secret(match.group(0)):
             note("an AWS secret key", *lines(match))
-    plugins = _vendor_plugins()
     offset = 0
     for number, line in enumerate(text.split("\n")):
         start, offset = offset, offset + len(line) + 1
         if len(line) < 8 or (hot is not None and not hot[number]):
             continue
+        if hot is not None and not plugin_can_match(line):
+            continue  # hot for our own rules only: the plugins (and their import) wait
         clipped = line[:_MAX_LINE]
-        for plugin in plugins:
+        for plugin in _vendor_plugins():
             for found in plugin.analyze_line(filename="memory.txt", line=clipped, line_number=1):
                 note(f"a {found.type.lower()}", line_of(start))
     for match in _BARE_AZURE_KEY.finditer(text):
@@ -594,7 +603,28 @@ def _decoded_runs(text: str) -> list[tuple[int, str]]:
 
 @lru_cache(maxsize=1)
 def _plugins_known() -> bool:
+    """Whether every vendor plugin is one the triggers were checked against: known
+    without importing detect-secrets when it is a release of :data:`CHECKED_VERSIONS`."""
+    if _installed_version() in CHECKED_VERSIONS:
+        return True
     return {type(plugin).__name__ for plugin in _vendor_plugins()} <= VENDOR_PLUGINS
+
+
+def _installed_version() -> str:
+    """detect-secrets' version, read from its ``__version__.py`` without importing the
+    package ("" when it cannot be read)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+        folders = spec.submodule_search_locations if spec is not None else None
+        if not folders:
+            return ""
+        text = (Path(next(iter(folders))) / "__version__.py").read_text("utf-8")
+    except (ImportError, OSError, ValueError):
+        return ""
+    found = re.search(r"""^VERSION\s*=\s*['"]([^'"]+)['"]""", text, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
@@ -612,8 +642,10 @@ def scan_text(text: str, *, prefilter: bool) -> tuple[SecretFinding, ...]:
     found: dict[tuple[str, int], int] = {}
     clean = normalise(text)
     hot: list[bool] | None = None
+    known = False
     if prefilter:
-        keep, hot = keep_lines(clean, every_plugin_known=_plugins_known())
+        known = _plugins_known()
+        keep, hot = keep_lines(clean, every_plugin_known=known)
         if not all(keep):
             # A left-out line becomes one character no rule takes for a space or a word
             # (emptied, it would let ``^\s{0,8}MII`` start a key block lines earlier).
@@ -624,7 +656,8 @@ def scan_text(text: str, *, prefilter: bool) -> tuple[SecretFinding, ...]:
     def add(kind: str, line: int, last: int) -> None:
         found[kind, line] = max(found.get((kind, line), line), last)
 
-    _scan(clean, add, lambda offset: clean.count("\n", 0, offset) + 1, hot)
+    # With a plugin the triggers were not checked against, it reads every line.
+    _scan(clean, add, lambda offset: clean.count("\n", 0, offset) + 1, hot if known else None)
     for offset, decoded in _decoded_runs(clean):
         line = clean.count("\n", 0, offset) + 1
         inner = normalise(decoded)
