@@ -32,6 +32,9 @@ def forget_memory(memory: MemoryParts, memory_id: str, reason: str = "") -> Forg
     with store.locked():
         facts = timeline.forget(memory_id)
         store.forget(memory_id)
+    from ihmt_navigator import VectorIndex
+
+    VectorIndex.drop_snapshots(store)  # its vector, quantized, must not stay in one
     refreshed: tuple[str, ...] = ()
     if parent is not None:
         refreshed = memory._consolidator().refresh([parent])

@@ -14,6 +14,7 @@ them (but for a cosine that falls on a rounding boundary).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ SHORTLIST = 1024
 """Rows the sketch hands to the exact scoring (at least four times those asked for)."""
 PAGE = 16_384
 """Vectors read from the store at a time."""
+SNAPSHOT_FROM = 4096
+"""Rows from which the vectors are also kept as a snapshot (``_vector_snapshot``) that
+a new process maps instead of reading the store's table; rewritten once this many rows
+were read from the table since."""
 _CODES = 127.0
 
 
@@ -70,6 +75,14 @@ class VectorIndex:
         self._np = np
         self._lock = threading.Lock()
         self._clear()
+
+    @staticmethod
+    def drop_snapshots(store: Store) -> None:
+        """Delete ``store``'s vector snapshots (after a memory is forgotten: its vector
+        must not stay on disk in one); the next search writes them again."""
+        from ihmt_navigator._vector_snapshot import drop_snapshots
+
+        drop_snapshots(store)
 
     def _clear(self) -> None:
         np, dim = self._np, self.embedder.dim
@@ -141,17 +154,56 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ reading
     def refresh(self) -> None:
-        """Catch up with the vectors written since the last look (by any process)."""
+        """Catch up with the vectors written since the last look (by any process); a
+        first look starts from the snapshot when there is one (``_vector_snapshot``)."""
         with self._lock:
+            if self._epoch is None:
+                self._from_snapshot()
+            read = removed = 0
             while True:  # a page at a time: a first load of 500,000 stays small
                 changes = self.store.derived_changes(self.space, self._epoch, self._seq, limit=PAGE)
                 if changes.reset:
                     self._clear()
                 if changes.rows:
                     self._apply(changes.rows)
+                    read += len(changes.rows)
+                    removed += sum(data is None for _, data in changes.rows)
                 self._epoch, self._seq = changes.epoch, changes.seq
                 if len(changes.rows) < PAGE:
-                    return
+                    break
+            # A forgotten memory's vector is not left in the snapshot either.
+            if (read >= SNAPSHOT_FROM and len(self._ids) >= SNAPSHOT_FROM) or removed:
+                self._snapshot()
+
+    def _from_snapshot(self) -> None:
+        """Hold the snapshot's rows, as loading them from the table would have left them."""
+        from ihmt_navigator._vector_snapshot import read_snapshot
+
+        snap = read_snapshot(self.store, self.space, self.embedder.dim)
+        if snap is None:
+            return
+        np = self._np
+        self._ids = snap.ids
+        self._row = {item: row for row, item in enumerate(snap.ids)}
+        self._codes, self._scale, self._live = snap.codes, snap.scale, snap.live
+        self._epoch, self._seq = snap.epoch, snap.seq
+        if int(self._live.sum()) >= SKETCH_FROM:
+            self._fit_due = True
+            self._sketch = np.zeros((0, self.embedder.dim), dtype=np.float32)
+            self._sketching = False
+        elif len(snap.ids):
+            self._sketch = self._sketched(snap.codes, snap.scale)
+
+    def _snapshot(self) -> None:
+        from ihmt_navigator._vector_snapshot import drop_snapshots, write_snapshot
+
+        if len(self._ids) < SNAPSHOT_FROM or self._epoch is None:
+            drop_snapshots(self.store)
+            return
+        n = len(self._ids)
+        position = (self._epoch, self._seq)
+        write_snapshot(self.store, self.space, position, self._ids, self._codes[:n],
+                       self._scale[:n], self._live[:n])  # fmt: skip
 
     def _grow(self, need: int) -> None:
         """Room for ``need`` rows, growing by half again: a save costs no full copy."""
@@ -278,7 +330,10 @@ class VectorIndex:
         def exact(rows: Any) -> Any:
             if not sketched:  # the sketch is the vectors themselves
                 return np.round(rough[rows].astype(np.float64), SCORE_DIGITS)
-            with _one_blas_thread():
+            # One row is one dot product, which BLAS never splits: no limit to set (its
+            # setting costs more than the product).
+            limit = _one_blas_thread() if len(rows) > 1 else contextlib.nullcontext()
+            with limit:
                 cos = (codes[rows].astype(np.float32) @ vector) * scale[rows]
             return np.round(cos.astype(np.float64), SCORE_DIGITS)
 
@@ -314,6 +369,9 @@ class Similarities:
         self._count: int | None = None
         self._ranked: list[tuple[str, float]] = []
         """The longest :meth:`top` list made so far: a shorter one is its head."""
+        self._cosines: dict[str, float | None] = {}
+        """What :meth:`of` answered so far (a search asks it of each candidate two or
+        three times: fusion, the nearest, the signals)."""
 
     def __len__(self) -> int:
         if self._count is None:
@@ -357,11 +415,15 @@ class Similarities:
 
     def of(self, item_id: str) -> float | None:
         """``item_id``'s cosine, or None when it has no vector."""
+        if item_id in self._cosines:
+            return self._cosines[item_id]
         np = self._np
         row = self._rows.get(item_id)
-        if row is None or row >= len(self._rough) or not np.isfinite(self._rough[row]):
-            return None
-        return float(self._exact(np.asarray([row], dtype=np.int64))[0])
+        cosine = None
+        if row is not None and row < len(self._rough) and np.isfinite(self._rough[row]):
+            cosine = float(self._exact(np.asarray([row], dtype=np.int64))[0])
+        self._cosines[item_id] = cosine
+        return cosine
 
 
 def _best(np: Any, scores: Any, count: int) -> Any:
