@@ -891,3 +891,30 @@ def test_idf_is_fts5s_formula_floored_for_terms_in_most_items() -> None:
     assert idf(1000, 3) > idf(1000, 30) > idf(1000, 300)
     assert idf(10, 5) == 1e-6  # found in half the items: the floor
     assert idf(10, 9) == 1e-6
+
+
+def test_leaves_resized_by_hand_in_several_folders_are_adopted_in_catalog_order(
+    tmp_path: Path,
+) -> None:
+    texts = [("work", "The deploy runs at noon."), ("home", "The boiler is serviced in May.")]
+    texts += [("work", "Standup is at nine."), ("home", "Bins go out on Tuesday.")]
+    store, leaves = store_with(tmp_path / "m", texts)
+    try:
+        edited = [leaves[3], leaves[0]]
+        for leaf in edited:
+            entry = store.entry(leaf.leaf_id)
+            assert entry is not None
+            path = store.path / entry.path
+            path.write_bytes(path.read_bytes() + b" Always.")
+        same = store.entry(leaves[1].leaf_id)
+        assert same is not None  # an edit of the same size waits for the leaf's next read
+        path = store.path / same.path
+        path.write_bytes(path.read_bytes().replace(b"May", b"Jun"))
+        order = [rel for rel, _ in store._idx.leaf_sizes()]
+        adopted = store.adopt_hand_edits()
+        assert sorted(adopted) == sorted(leaf.leaf_id for leaf in edited)
+        paths = [store.entry(i).path for i in adopted]  # type: ignore[union-attr]
+        assert paths == sorted(paths, key=order.index)
+        assert "Always." in store.read_leaf(leaves[3].leaf_id).text
+    finally:
+        store.close()
