@@ -44,9 +44,16 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 SHARED = ROOT.parent / "shared"
 RESULTS = ROOT / "tools" / "bench" / "results" / "decision_fit.json"
+CONFIDENCE_FILE = (
+    ROOT / "packages" / "ihmt-navigator" / "src" / "ihmt_navigator" / "confidence.json"
+)
 ANSWERABLE_GENERATED = ("fact", "person", "update")
 L2 = 1.0
 CONFIDENT = 0.7
+WRONG_WEIGHT = 3.0
+"""In the confidence model, a wrong answer weighs three right ones: an agent that acts
+on a confident wrong answer loses more than one that checks a doubtful right one, so
+the confidence errs low (0.7 or more should mean right nine times in ten)."""
 KINDS = ("answerable", "ambiguous", "never")
 
 
@@ -190,6 +197,11 @@ def collect_generated(harness: Path, size: int) -> list[dict[str, Any]]:
     return rows
 
 
+def family_of(row: dict[str, Any]) -> str:
+    """The source a row comes from, whether meaning took part or not."""
+    return str(row["source"]).split(" (")[0]
+
+
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float = L2
 ) -> tuple[float, np.ndarray]:
@@ -248,6 +260,100 @@ def rules(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return outcome(rows, [r["x"][at] == 1.0 for r in rows], [r["confidence"] for r in rows])
 
 
+def answered(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows the rules answer FOUND: those a confidence is given for."""
+    at = FEATURES.index("matched")
+    return [r for r in rows if r["status"] == "found" and r["x"][at] == 1.0]
+
+
+def formula(row: dict[str, Any]) -> float:
+    """The confidence before the model: 0.6 x coverage + 0.4 x margin (as the answer
+    reported it where the scorer recorded it; else from the signals)."""
+    if row["confidence"] is not None:
+        return float(row["confidence"])
+    return 0.6 * row["x"][FEATURES.index("coverage")] + 0.4 * row["x"][FEATURES.index("margin")]
+
+
+def fit_confidence(
+    rows: Sequence[dict[str, Any]], l2: float = L2, wrong: float = WRONG_WEIGHT
+) -> tuple[float, np.ndarray]:
+    """The confidence model: is the first memory of a FOUND answer the answer? A wrong
+    answer weighs ``wrong`` times a right one."""
+    found = answered(rows)
+    x = np.array([r["x"] for r in found], dtype=float)
+    y = np.array([r["right"] for r in found], dtype=float)
+    return fit_logistic(x, y, np.where(y == 1, 1.0, wrong), l2)
+
+
+def calibration(rows: Sequence[dict[str, Any]], confidence: Sequence[float]) -> dict[str, Any]:
+    """How far a confidence can be trusted on FOUND ``rows``: the share right among
+    those of 0.7 or more, how many those are, the mean confidence against the share
+    right, and the Brier score (mean squared error; lower is better)."""
+    p = np.array(confidence, dtype=float)
+    y = np.array([r["right"] for r in rows], dtype=float)
+    sure = p >= CONFIDENT
+    return {
+        "found": len(rows),
+        "right": round(float(y.mean()), 3) if len(y) else None,
+        "mean_confidence": round(float(p.mean()), 3) if len(p) else None,
+        "confident_answers": int(sure.sum()),
+        "confident_right": round(float(y[sure].mean()), 3) if sure.any() else None,
+        "brier": round(float(np.mean((p - y) ** 2)), 3) if len(y) else None,
+    }
+
+
+def confidence_report(
+    rows: Sequence[dict[str, Any]], l2: float, wrong: float = WRONG_WEIGHT
+) -> dict[str, dict[str, Any]]:
+    """Per source: the formula, the model fitted on the other sources, and the model
+    fitted on every source, each judged on that source's FOUND answers."""
+    everything = fit_confidence(rows, l2, wrong)
+    report: dict[str, dict[str, Any]] = {}
+    for family in sorted({family_of(r) for r in rows}):
+        testing = answered([r for r in rows if r["source"] == family])
+        left_out = fit_confidence([r for r in rows if family_of(r) != family], l2, wrong)
+        x = np.array([r["x"] for r in testing], dtype=float)
+        report[family] = {
+            "formula": calibration(testing, [formula(r) for r in testing]),
+            "model, this source left out": calibration(testing, _predict(left_out, x).tolist()),
+            "model, fitted on every source": calibration(testing, _predict(everything, x).tolist()),
+        }
+    return report
+
+
+def _confidence_table(results: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        "| confidence by | FOUND | right | mean confidence | ≥ 0.7: right (n) | Brier |",
+        "|---|---|---|---|---|---|",
+    ]
+    for source, f in results.items():
+        lines.append(
+            f"| {source} | {f['found']} | {f['right']} | {f['mean_confidence']} | "
+            f"{f['confident_right']} ({f['confident_answers']}) | {f['brier']} |"
+        )
+    return "\n".join(lines)
+
+
+def write_confidence(
+    rows: Sequence[dict[str, Any]], l2: float, wrong: float, report: dict[str, Any]
+) -> Path:
+    """The model fitted on every source, as the data file the navigator reads, with the
+    figures of each source left out."""
+    intercept, weights = fit_confidence(rows, l2, wrong)
+    data = {
+        "about": "The confidence of a FOUND answer: a logistic model of whether its first "
+        "memory is the answer, fitted by tools/bench/fit_decision.py --write-confidence.",
+        "l2": l2,
+        "wrong_weight": wrong,
+        "fitted_on": {f: len(answered([r for r in rows if family_of(r) == f])) for f in report},
+        "intercept": round(intercept, 4),
+        "weights": {f: round(float(w), 4) for f, w in zip(FEATURES, weights, strict=True)},
+        "left_out": {f: figures["model, this source left out"] for f, figures in report.items()},
+    }
+    CONFIDENCE_FILE.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return CONFIDENCE_FILE
+
+
 def outcome(
     rows: Sequence[dict[str, Any]], answers: Sequence[bool], confidence: Sequence[float | None]
 ) -> dict[str, Any]:
@@ -301,9 +407,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=500, help="the generator's notes")
     parser.add_argument("--cache", type=Path, help="read the signals from it, or write them to it")
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--l2", type=float, default=L2, help="the confidence model's penalty")
+    parser.add_argument(
+        "--wrong-weight",
+        type=float,
+        default=WRONG_WEIGHT,
+        help="what a wrong FOUND answer weighs in the confidence model, a right one weighing 1",
+    )
+    parser.add_argument(
+        "--write-confidence",
+        action="store_true",
+        help=f"write the confidence model fitted on every source to {CONFIDENCE_FILE.name}",
+    )
     args = parser.parse_args(argv)
     if args.cache is not None and args.cache.exists():
         rows = json.loads(args.cache.read_text(encoding="utf-8"))
+        if any(len(r["x"]) != len(FEATURES) for r in rows):
+            print(f"fit_decision: {args.cache} holds other signals: collect again", file=sys.stderr)
+            return 2
     else:
         data = args.data or [
             SHARED / "data" / "realistic_dev.json",
@@ -321,10 +442,10 @@ def main(argv: list[str] | None = None) -> int:
         rows += collect_generated(args.harness, args.size)
         if args.cache is not None:
             args.cache.write_text(json.dumps(rows), encoding="utf-8")
-    families = sorted({r["source"].split(" (")[0] for r in rows})
+    families = sorted({family_of(r) for r in rows})
     report: dict[str, Any] = {"threshold": args.threshold, "sources": {}}
     for family in families:
-        training = [r for r in rows if not r["source"].startswith(family)]
+        training = [r for r in rows if family_of(r) != family]
         testing = [r for r in rows if r["source"] == family]
         report["sources"][family] = {
             "rules": rules(testing),
@@ -342,6 +463,13 @@ def main(argv: list[str] | None = None) -> int:
         }
         for name, (intercept, weights) in models.items()
     }
+    report["confidence"] = confidence_report(rows, args.l2, args.wrong_weight)
+    for family, results in report["confidence"].items():
+        print(f"\n{family}: the confidence of FOUND answers")
+        print(_confidence_table(results))
+    if args.write_confidence:
+        written = write_confidence(rows, args.l2, args.wrong_weight, report["confidence"])
+        print(f"\nwrote {written.relative_to(ROOT)}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
     print(f"\nwrote {RESULTS.relative_to(ROOT)}")

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -56,3 +57,43 @@ def test_collecting_forces_an_answer_and_records_the_rules_verdict(tmp_path: Pat
         assert memory.search(stray).status == "not_found"
     finally:
         memory.close()
+
+
+def _rows(rng: np.random.Generator, source: str, n: int) -> list[dict[str, object]]:
+    """FOUND answers whose first memory is right when their margin is wide."""
+    rows: list[dict[str, object]] = []
+    margin = FEATURES.index("margin")
+    for _ in range(n):
+        x = [float(v) for v in rng.random(len(FEATURES))]
+        x[FEATURES.index("matched")] = 1.0
+        right = int(x[margin] > 0.4)
+        rows.append(
+            {"source": source, "x": x, "kind": "answerable", "status": "found", "right": right}
+            | {"confidence": None, "answers": 1}
+        )
+    return rows
+
+
+def test_the_confidence_is_judged_on_each_source_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import fit_decision
+
+    rng = np.random.default_rng(5)
+    rows = _rows(rng, "one", 200) + _rows(rng, "two", 200) + _rows(rng, "two (words only)", 50)
+    rows.append({**rows[0], "status": "not_found"})  # not FOUND: no confidence to judge
+    report = fit_decision.confidence_report(rows, l2=0.1, wrong=1.0)
+    assert set(report) == {"one", "two"}
+    left_out = report["two"]["model, this source left out"]
+    assert left_out["found"] == 200  # the source as asked with meaning, FOUND only
+    assert left_out["confident_right"] > 0.9
+    assert left_out["brier"] < report["two"]["formula"]["brier"]
+
+    monkeypatch.setattr(fit_decision, "CONFIDENCE_FILE", tmp_path / "confidence.json")
+    written = fit_decision.write_confidence(rows, 0.1, 1.0, report)
+    data = json.loads(written.read_text(encoding="utf-8"))
+    assert set(data["weights"]) == set(FEATURES)
+    assert data["weights"]["margin"] > 1.0
+    assert data["fitted_on"] == {"one": 200, "two": 250}

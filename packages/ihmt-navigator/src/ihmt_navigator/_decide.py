@@ -44,7 +44,7 @@ from ihmt_navigator._question import (
 from ihmt_navigator._records import Hit
 from ihmt_navigator._render import Answer
 from ihmt_navigator._semantic import Similarities
-from ihmt_navigator._signals import Signals
+from ihmt_navigator._signals import Signals, people_named, projects_near
 from ihmt_store import Candidate, Store, terms
 
 __all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide", "read_signals"]
@@ -144,6 +144,8 @@ def decide(
         picked=picked,
         cross_lingual=cross_lingual,
         projects=frozenset(c.entry.project for c in leaves if c.entry.project),
+        ranked=ranked,
+        scores=scores,
     )
     if stray and picked and cross_lingual:
         # Asked in one language about a memory in another: sharing no words is no sign
@@ -242,9 +244,12 @@ def read_signals(
     picked: bool,
     cross_lingual: bool,
     projects: frozenset[str],
+    ranked: Sequence[Candidate] = (),
+    scores: dict[str, float] | None = None,
 ) -> Signals:
     """What the decision weighs about the best memory (``judged``: the one of BM25's best
-    and the fused best that holds more of the question, for what the words say)."""
+    and the fused best that holds more of the question, for what the words say;
+    ``ranked`` and ``scores``: every candidate, for the namesakes and the spread)."""
     held = {t for t in judged.matched if t in q.q_terms} | {t for t in credited if t in q.q_terms}
     words = len(q.groups) or 1
     held_words = sum(1 for group in q.groups if any(t in held for t in group)) / words
@@ -276,6 +281,15 @@ def read_signals(
     cosine = meaning.of(best.entry.id) if meaning is not None else None
     nearest = meaning.top(LEAD_RANK) if meaning is not None else []
     lead = (cosine - nearest[-1][1]) * 5 if cosine is not None and nearest else 0.0
+    excerpts = [c.entry.excerpt for c in ranked]
+    namesake = any(len(people_named(name, excerpts)) >= 2 for name in bare_names(q.text))
+    spread = 0.0
+    unplaced = not q.options.prefer_project and not any(
+        names_project(project, q.q_terms) for project in projects
+    )
+    if scores is not None and unplaced:
+        near = ((c.entry.project, scores[c.entry.id]) for c in ranked)
+        spread = projects_near(near, scores[best.entry.id])
     return Signals(
         matched=1.0,
         coverage=coverage,
@@ -289,13 +303,15 @@ def read_signals(
         identifier=float(
             any(all(t in judged.matched for t in ident) for ident in identifiers(q.text))
         ),
-        meaning=float(meaning is not None),
+        meaning=float(bool(nearest)),  # no vector yet: words alone decided
         cosine=max(0.0, cosine or 0.0),
         cosine_lead=lead,
         agree=float(agree),
         picked=float(picked),
         cross_lingual=float(cross_lingual),
         margin=margin,
+        namesakes=float(namesake),
+        spread=spread,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ihmt_navigator._confidence import estimate
 from ihmt_navigator._records import Hit, Passage, SearchOptions, Status
 from ihmt_store import estimate_tokens, one_line, terms
 
@@ -77,10 +78,11 @@ class Answer:
 
     @property
     def confidence(self) -> float:
-        """0.6 x coverage + 0.4 x margin; 0 for NOT FOUND."""
+        """How likely the first memory is the answer, read from the signals by the
+        fitted model (:mod:`ihmt_navigator._confidence`); 0 for NOT FOUND."""
         if self.status == "not_found":
             return 0.0
-        return round(0.6 * self.coverage + 0.4 * self.margin, 3)
+        return estimate(self.signals, self.coverage, self.margin)
 
 
 def _date(hit: Hit) -> str:

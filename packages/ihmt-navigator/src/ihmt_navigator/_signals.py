@@ -12,9 +12,14 @@ Each is rounded to three places, so the last bits of a cosine never show.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-__all__ = ["FEATURES", "Signals"]
+__all__ = ["FEATURES", "NEAR_SCORE", "Signals", "people_named", "projects_near"]
+
+NEAR_SCORE = 0.5
+"""A candidate scoring at least this share of the best's is near it (see :func:`projects_near`)."""
 
 FEATURES = (
     "matched",
@@ -34,6 +39,8 @@ FEATURES = (
     "picked",
     "cross_lingual",
     "margin",
+    "namesakes",
+    "spread",
 )
 """The signals, in the order a model fitted on them reads them."""
 
@@ -70,7 +77,7 @@ class Signals:
     identifier: float
     """1 when the memory holds an identifier the question names whole."""
     meaning: float
-    """1 when the semantic layer took part."""
+    """1 when the semantic layer took part (it holds vectors of the memories)."""
     cosine: float
     """The memory's cosine with the question (0 without the semantic layer)."""
     cosine_lead: float
@@ -84,6 +91,13 @@ class Signals:
     """1 when the question and the memory are in different languages."""
     margin: float
     """The memory's lead over the best rival about another subject."""
+    namesakes: float = 0.0
+    """1 when a first name the question uses alone belongs to two people or more among
+    the candidates (followed by different surnames), whether or not the rules asked
+    which one is meant."""
+    spread: float = 0.0
+    """How many projects the memories near the best answer from, when the question names
+    none and is asked outside any: 0 for one, 1 for three or more."""
 
     def vector(self) -> tuple[float, ...]:
         """The signals in :data:`FEATURES` order, each rounded to three places."""
@@ -93,3 +107,22 @@ class Signals:
     def shown(self) -> dict[str, float]:
         """The signals by name, rounded, for ``detail="full"`` and the JSON output."""
         return dict(zip(FEATURES, self.vector(), strict=True))
+
+
+def people_named(name: str, texts: Iterable[str]) -> set[str]:
+    """The people a first name belongs to in ``texts``: the capitalised words that follow
+    it ("Luis Carrasco", "Luis Sato": {"Carrasco", "Sato"}); a mention alone adds none."""
+    follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
+    people: set[str] = set()
+    for text in texts:
+        match = follower.search(text)
+        if match:
+            people.add(match.group(1).removesuffix("'s").removesuffix("’s"))
+    return people
+
+
+def projects_near(near: Iterable[tuple[str, float]], best: float) -> float:
+    """:attr:`Signals.spread` of ``near`` (each candidate's project and score; "" for a
+    memory of no project) around the ``best`` score."""
+    projects = {project for project, score in near if score >= best * NEAR_SCORE}
+    return min(1.0, max(0, len(projects) - 1) / 2)
