@@ -466,7 +466,7 @@ def test_labelled_sentences_give_the_same_facts_with_and_without_gates(
     import ihmt_facts._extract as patterns
 
     gated = extract(text, project=project, tags=tags)
-    monkeypatch.setattr(patterns, "_candidates", lambda rules, _text: list(rules))
+    monkeypatch.setattr(patterns, "_candidates", lambda gated, _text: list(gated.rules))
     assert extract(text, project=project, tags=tags) == gated
 
 

@@ -24,7 +24,7 @@ WORDS = (
 
 
 def _ungated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(patterns, "_candidates", lambda rules, _text: list(rules))
+    monkeypatch.setattr(patterns, "_candidates", lambda gated, _text: list(gated.rules))
 
 
 @settings(max_examples=300, deadline=None)
@@ -49,6 +49,6 @@ def test_most_built_in_rules_have_a_gate_and_a_custom_rule_gets_one() -> None:
     # character that only folds to ASCII in a regex (the Kelvin sign).
     assert extract("MY EDITOR IS vim", patterns=[rule])[0].value == "vim"
     assert extract("my editor is vim", patterns=[rule])
-    assert patterns._candidates((rule,), "MY EDITOR IS vim") == [rule]
-    assert patterns._candidates((rule,), "my editor was vim") == []
+    assert patterns._candidates(patterns._gated((rule,)), "MY EDITOR IS vim") == [rule]
+    assert patterns._candidates(patterns._gated((rule,)), "my editor was vim") == []
     assert patterns._folded("\u212a8s") == "k8s"

@@ -15,7 +15,8 @@ from typing import Any
 
 from ihmt_store._batch import Batch
 from ihmt_store._index import Entry, Index
-from ihmt_store._notes import Clock, NoteOp, newest, read_notes, refold
+from ihmt_store._layout import STATE_DIR
+from ihmt_store._notes import CLOCK_FILE, Clock, NoteOp, newest, read_notes, refold
 from ihmt_store._records import Correction, Leaf, check_id, normalize_timestamp
 
 __all__ = [
@@ -61,6 +62,8 @@ def add_note(
         note = clock.note("extra", leaf_id, extra=dict(value))
     else:
         note = clock.note("restored", leaf_id)
+    # The clock lands with the note, staged first: it never lags behind a note on disk.
+    batch.write_raw(f"{STATE_DIR}/{CLOCK_FILE}", clock.to_bytes())
     batch.add_note(note)
     refold(
         root,

@@ -164,9 +164,11 @@ class Catalog(IndexStatistics, IndexCounts):
         for start in range(0, len(child_ids), _CHUNK):
             part = list(child_ids[start : start + _CHUNK])
             marks = ", ".join("?" * len(part))
+            # By id: left to itself the planner walks the partial index of loose items,
+            # every loose leaf once per branch, thousands per branch during a bulk ingest.
             self.conn.execute(
-                f"UPDATE items SET parent_id = ? WHERE id IN ({marks}) AND layer = 0 "
-                "AND parent_id IS NULL",
+                f"UPDATE items SET parent_id = ? WHERE id IN ({marks}) AND +layer = 0 "
+                "AND +parent_id IS NULL",
                 (branch_id, *part),
             )
 

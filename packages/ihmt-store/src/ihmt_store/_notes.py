@@ -26,11 +26,11 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any, Literal
 
-from ihmt_store._files import TEMP_SUFFIX, atomic_write, json_bytes, load_object, read_json
+from ihmt_store._files import TEMP_SUFFIX, json_bytes, load_object, read_json
 from ihmt_store._index import Entry, Index, leaf_row
 from ihmt_store._layout import FORGOTTEN_DIR, NOTES_DIR
 from ihmt_store._records import Correction, Leaf, check_id, normalize_timestamp
-from ihmt_store.errors import CorruptFileError, StoreIOError
+from ihmt_store.errors import CorruptFileError
 
 logger = logging.getLogger(__name__)
 
@@ -359,21 +359,19 @@ class Clock:
         self._last = max(self._last, seen)
 
     def tick(self) -> str:
-        """The next time to stamp a note with (saved before it is returned)."""
+        """The next time to stamp a note with. Not saved here: the batch that writes the
+        note writes :meth:`to_bytes` with it (one file per batch, not one per note)."""
         self._load()
         now = _now_ms()
         if self._last > now + CLOCK_HORIZON_MS:
             self._last = now  # never past what a note's name can say
         self._last = max(now, self._last + 1)
-        try:
-            atomic_write(
-                self.path,
-                json_bytes({"machine": self._machine, "last": self._last}),
-                durable=False,
-            )
-        except StoreIOError as exc:
-            logger.warning("could not save the note clock: %s", exc)
         return _at(self._last)
+
+    def to_bytes(self) -> bytes:
+        """The clock's file as it stands."""
+        self._load()
+        return json_bytes({"machine": self._machine, "last": self._last})
 
     def note(self, op: NoteOp, leaf: str, **fields: Any) -> Note:
         """A new note stamped now, with a unique file name."""
