@@ -7,6 +7,10 @@ runs its hooks and starts its MCP servers before its first call to a model; the 
 then sends holds what the hooks added, exactly as the model would have read it. Nothing
 leaves the machine, and no account is needed.
 
+``ModelStub(answer="OK.")`` answers instead, in the shape each agent asks for (Gemini's
+``generateContent``, streamed or not; OpenAI's chat completions, streamed or not): the
+agent's turn then ends as with a model, and its stop hooks run.
+
 Gemini CLI reaches it through ``GOOGLE_GEMINI_BASE_URL`` (with any ``GEMINI_API_KEY``),
 Copilot CLI through ``COPILOT_PROVIDER_BASE_URL`` (its bring-your-own-model mode, with
 ``COPILOT_OFFLINE=true``).
@@ -61,7 +65,7 @@ class ModelStub:
     """``with ModelStub() as stub:`` — ``stub.url`` to point an agent at, ``stub.bodies``
     the request bodies it received, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: str | None = None) -> None:
         self.bodies: list[str] = []
         self.paths: list[str] = []
         stub = self
@@ -70,8 +74,54 @@ class ModelStub:
             def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 stub.paths.append(self.path)
-                stub.bodies.append(self.rfile.read(size).decode("utf-8", "replace"))
-                self._refuse()
+                body = self.rfile.read(size).decode("utf-8", "replace")
+                stub.bodies.append(body)
+                if answer is None:
+                    self._refuse()
+                elif "generatecontent" in self.path.lower():  # Gemini API
+                    self._gemini(answer, stream="alt=sse" in self.path)
+                else:
+                    self._chat(answer, stream='"stream":true' in body.replace(" ", ""))
+
+            def _send(self, kind: str, chunks: list[bytes]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                if kind == "application/json":
+                    self.send_header("Content-Length", str(len(chunks[0])))
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(chunk)
+                self.wfile.flush()
+                self.close_connection = True
+
+            def _gemini(self, text: str, *, stream: bool) -> None:
+                parts = [{"text": text}]
+                candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}
+                usage = {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+                data = json.dumps({"candidates": [candidate], "usageMetadata": usage}).encode()
+                if stream:
+                    self._send("text/event-stream", [b"data: " + data + b"\r\n\r\n"])
+                else:
+                    self._send("application/json", [data])
+
+            def _chat(self, text: str, *, stream: bool) -> None:
+                base = {"id": "stub", "created": 1, "model": "stub"}
+                usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+                if not stream:
+                    message = {"role": "assistant", "content": text}
+                    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                    whole = {**base, "object": "chat.completion", "choices": [choice]}
+                    self._send("application/json", [json.dumps({**whole, "usage": usage}).encode()])
+                    return
+                chunk = {**base, "object": "chat.completion.chunk"}
+                delta = {"role": "assistant", "content": text}
+                events = [
+                    {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                    {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                    {**chunk, "choices": [], "usage": usage},
+                ]
+                lines = [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events]
+                self._send("text/event-stream", [*lines, b"data: [DONE]\n\n"])
 
             def do_GET(self) -> None:
                 stub.paths.append(self.path)

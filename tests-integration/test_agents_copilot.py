@@ -10,6 +10,10 @@ loopback port (``model_stub``, ``COPILOT_OFFLINE=true``).
   digest and the recalled answer.
 - Project scope: Copilot CLI lists a project's server only once the folder is trusted,
   and ``ihmt doctor`` says the same.
+- The capture hook: with a stub that answers, the turn ends, Copilot CLI runs ``Stop``
+  (its ``agentStop``) with the session's event log, and what the user said that lasts is
+  in the memory once (``source: session``), found by ``ihmt search``; a second turn in
+  the same session (``--continue``) saves nothing twice.
 """
 
 from __future__ import annotations
@@ -44,7 +48,14 @@ def _copilot(copilot: str, env: dict[str, str], cwd: Path, *args: str) -> str:
     return output_of([copilot, *args], env, cwd)
 
 
-def _prompt(copilot: str, env: dict[str, str], cwd: Path, stub: ModelStub) -> list[Any]:
+def _prompt(
+    copilot: str,
+    env: dict[str, str],
+    cwd: Path,
+    stub: ModelStub,
+    prompt: str = recall.QUESTION,
+    *more: str,
+) -> list[Any]:
     """``copilot -p`` against the stub: the session's events, one JSON object a line."""
     offline = {
         **env,
@@ -52,7 +63,7 @@ def _prompt(copilot: str, env: dict[str, str], cwd: Path, stub: ModelStub) -> li
         "COPILOT_PROVIDER_BASE_URL": f"{stub.url}/v1",
         "COPILOT_MODEL": "gpt-4o",
     }
-    args = ("-p", recall.QUESTION, "--allow-all-tools", "--output-format", "json")
+    args = ("-p", prompt, *more, "--allow-all-tools", "--output-format", "json")
     out = _copilot(copilot, offline, cwd, *args, "--no-ask-user", "--disable-builtin-mcps")
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
@@ -142,3 +153,46 @@ def test_copilot_lists_a_project_server_once_the_folder_is_trusted(
     assert "ihmt-memory" not in _copilot(copilot, agent_env, project, "mcp", "list")
     left = [p for p in (project / ".github").rglob("*") if p.is_file()]
     assert left == []
+
+
+STATEMENT = "Remember that the sprinkler controller runs on the Raspberry Pi in the shed."
+
+
+def test_copilot_capture_saves_what_the_user_said_once(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    project: Path,
+) -> None:
+    copilot = agent_cli("copilot")
+    home = Path(agent_env["HOME"])
+    ihmt_install("install", "copilot", "--home", str(home / "memory"))
+    memory = {**agent_env, "IHMT_HOME": str(home / "memory"), "IHMT_SEMANTIC": "off"}
+    ihmt = str(Path(sys.executable).parent / "ihmt")
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [ihmt, *args], env=memory, cwd=project, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    with ModelStub(answer="OK.") as stub:
+        first = _prompt(copilot, agent_env, project, stub, STATEMENT)
+        found = run("search", "where does the sprinkler controller run?")
+        second = _prompt(
+            copilot, agent_env, project, stub, "what else is in the shed?", "--continue"
+        )
+
+    answers = [e["data"]["content"] for e in first + second if e["type"] == "assistant.message"]
+    assert answers == ["OK.", "OK."], first + second
+    stops = [r for r in recall._hook_log(agent_env) if r["event"] == "stop"]
+    assert [(r["turns"], r["outcome"]) for r in stops] == [
+        (1, "saved"),
+        (1, "nothing durable"),  # the second turn: its question only, no old turn again
+    ]
+    captured = [m for m in map(json.loads, run("export").splitlines()) if m["source"] == "session"]
+    assert [m["content"] for m in captured] == [
+        "The sprinkler controller runs on the Raspberry Pi in the shed."
+    ]
+    assert captured[0]["project"] == "lynx"
+    assert found.startswith("FOUND") and "Raspberry Pi in the shed" in found, found

@@ -8,12 +8,18 @@ gemini-cli`` registers.
 - The recall hooks: ``gemini -p`` runs ``SessionStart`` and ``BeforeAgent`` before its
   first model call; the model is a stub on a loopback port (``model_stub``), and the
   request Gemini CLI sends it holds the project's digest and the recalled answer.
+- The capture hook: with a stub that answers, the turn ends, Gemini CLI runs
+  ``AfterAgent`` and then ``SessionEnd`` with its chat file, and what the user said that
+  lasts is in the memory once (``source: session``), found by ``ihmt search``; a second
+  turn in the same session (``--resume latest``, which writes the earlier messages into
+  the file again) saves nothing twice.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +27,7 @@ import test_agents_hooks as recall
 from agent_helpers import ModelStub, doctor_row, output_of
 
 project = recall.project  # the git project whose memory holds the lynx facts
+IHMT = str(Path(sys.executable).parent / "ihmt")
 
 USER_SETTINGS = """\
 {
@@ -120,4 +127,54 @@ def test_gemini_runs_both_hooks_and_sends_their_context_to_the_model(
     assert runs == [
         ("gemini-cli", "session-start", "digest"),
         ("gemini-cli", "prompt", "found"),
+        ("gemini-cli", "stop", "nothing durable"),  # SessionEnd: the question lasts not
     ]
+
+
+STATEMENT = "Remember that the sprinkler controller runs on the Raspberry Pi in the shed."
+MODEL = ("-m", "gemini-2.5-flash")
+"""A model named: with none, Gemini CLI first asks a model to choose one, in a JSON form
+the stub does not speak, and retries for a minute and a half."""
+
+
+def test_gemini_capture_saves_what_the_user_said_once(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    project: Path,
+) -> None:
+    gemini = agent_cli("gemini")
+    home = Path(agent_env["HOME"])
+    _settings(home)
+    _trust(home, project)
+    ihmt_install("install", "gemini-cli", "--home", str(home / "memory"))
+    memory = {**agent_env, "IHMT_HOME": str(home / "memory"), "IHMT_SEMANTIC": "off"}
+
+    with ModelStub(answer="OK.") as stub:
+        env = {**agent_env, "GEMINI_API_KEY": "a-test-key", "GOOGLE_GEMINI_BASE_URL": stub.url}
+        first = output_of([gemini, *MODEL, "-p", STATEMENT], env, project)
+        found = output_of(
+            [IHMT, "search", "where does the sprinkler controller run?"], memory, project
+        )
+        again = [gemini, *MODEL, "--resume", "latest", "-p", "and what else is in the shed?"]
+        second = output_of(again, env, project)
+
+    assert "OK." in first and "OK." in second, (first, second)
+    stops = [r for r in recall._hook_log(agent_env) if r["event"] == "stop"]
+    assert [(r["turns"], r["outcome"]) for r in stops] == [
+        (1, "saved"),  # AfterAgent of the first turn
+        (0, "nothing durable"),  # its SessionEnd: nothing new
+        (1, "nothing durable"),  # the second turn: its question only, no old turn again
+        (0, "nothing durable"),
+    ]
+    exported = subprocess.run(
+        [IHMT, "export"], env=memory, cwd=project, capture_output=True, text=True, check=True
+    )
+    captured = [
+        m for m in map(json.loads, exported.stdout.splitlines()) if m["source"] == "session"
+    ]
+    assert [m["content"] for m in captured] == [
+        "The sprinkler controller runs on the Raspberry Pi in the shed."
+    ]
+    assert captured[0]["project"] == "lynx"
+    assert found.startswith("FOUND") and "Raspberry Pi in the shed" in found, found

@@ -3,11 +3,13 @@ Copilot CLI 1.0.102 wrote.
 
 - ``fixtures/gemini-cli-0.61.0-chat.jsonl``: four ``gemini -m … -p`` runs in one session
   (the later three through ``--resume latest``) against a stub model on a loopback port,
-  with a ``BeforeAgent`` hook adding context: a statement, ``list the files here`` (the
-  stub answered with a ``list_directory`` call, so a tool's answer is recorded as a
-  ``user`` message), a rule naming ``@notes.txt`` (the file's content is pulled into the
-  message), and ``/compress``. Gemini CLI wrote ``{"$set": {"messages": […]}}`` on each
-  resume, holding the earlier turns again, and one message twice under one id.
+  with a ``SessionStart`` hook's context (Gemini CLI puts it before the prompt, in the
+  same text part) and a ``BeforeAgent`` hook's (a part of its own): a statement, ``list
+  the files here`` (the stub answered with a ``list_directory`` call, so a tool's answer
+  is recorded as a ``user`` message), a rule naming ``@notes.txt`` (the file's content is
+  pulled into the message), and ``/compress``. Gemini CLI wrote ``{"$set": {"messages":
+  […]}}`` on each resume, holding the earlier turns again, and one message twice under
+  one id.
 - ``fixtures/copilot-1.0.102-events.jsonl``: three ``copilot -p`` runs in one session (the
   later two through ``--resume``), its bring-your-own-model mode pointed at a stub.
 
@@ -61,7 +63,7 @@ def test_gemini_gives_what_the_user_typed_once_each() -> None:
     turns = read_keyed("gemini-cli", GEMINI, state)
 
     assert [t.text for t in turns] == GEMINI_TYPED  # no context, tool answer or file content
-    assert turns[0].timestamp == "2026-12-07T18:30:50.450Z"
+    assert turns[0].timestamp == "2026-12-07T18:43:21.389Z"
     assert state["offset"] == GEMINI.stat().st_size and len(state["seen"]) == 4
     assert read_keyed("gemini-cli", GEMINI, state) == []
 

@@ -25,6 +25,7 @@ file does: :func:`read_keyed` updates that state.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,12 @@ __all__ = ["KEYED_AGENTS", "copilot_turn", "gemini_turn", "read_keyed"]
 SEEN_KEEP = 2000
 """The ids of this many of a session's latest user messages are kept (older ones are too
 far back for a rewrite to bring them again; the memory's own check still holds them)."""
-GEMINI_HARNESS = ("<session_context>", "<state_snapshot>", "<hook_context>")
+GEMINI_HARNESS = ("<state_snapshot>",)
 """Text Gemini CLI puts in a ``user`` message that its user did not type."""
+GEMINI_ADDED = re.compile(r"<(hook_context|session_context)>.*?</\1>\s*", re.DOTALL)
+"""A block Gemini CLI adds to the text the user typed: the hooks' context (a
+``SessionStart`` hook's goes before the first prompt, in the same part) and the
+session's."""
 GEMINI_FILES = "--- Content from referenced files ---"
 """Where Gemini CLI appends the files an ``@path`` pulled in."""
 
@@ -48,7 +53,7 @@ Reader = Callable[[Mapping[str, Any]], tuple[str, str] | None]
 
 def _parts_text(parts: Any) -> str:
     if isinstance(parts, str):
-        return parts if _gemini_typed(parts) else ""
+        parts = [{"text": parts}]
     if not isinstance(parts, list):
         return ""
     texts = []
@@ -58,6 +63,7 @@ def _parts_text(parts: Any) -> str:
             continue  # a function call's answer, an image, a file's bytes
         if text.strip().startswith(GEMINI_FILES):
             break
+        text = GEMINI_ADDED.sub("", text)
         if _gemini_typed(text):
             texts.append(text)
     return "".join(texts).strip()
