@@ -112,3 +112,31 @@ def test_a_model2vec_folder_can_be_the_model(ihmt_with: Ihmt, tmp_path: Path) ->
     # Back to the shipped model: its vectors are another space, so they are missing.
     back = json.loads(ihmt_with("--json", "index").stdout)
     assert back["model"].startswith("use-multilingual-v3@") and back["vectors_missing"] == 1
+
+
+@pytest.mark.parametrize("semantic", ["auto", "off"])
+def test_the_ip_asked_for_is_found_with_or_without_the_layer(
+    ihmt_with: Ihmt, semantic: str
+) -> None:
+    def ihmt(*args: str) -> subprocess.CompletedProcess[str]:
+        done = ihmt_with(*args, semantic=semantic)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    ihmt("init", "-q")
+    ihmt("save", "The office printer is a Brother HL-L2350DW on 10.0.4.17.")
+    found = ihmt("search", "what's the printer's IP?")
+    assert found.stdout.startswith("FOUND") and "10.0.4.17" in found.stdout
+    # A newer memory about the printer that holds no address does not hide the one
+    # that does.
+    ihmt("save", "The office printer moved to the second floor.")
+    found = ihmt("search", "what's the printer's IP?")
+    assert found.stdout.startswith("FOUND") and "10.0.4.17" in found.stdout
+    # A correction of where a machine sits leaves its address as it was: still the
+    # answer, without a warning that it is outdated.
+    ihmt("save", "The NAS sits in rack B3 of the basement; its IP is 10.0.9.5.")
+    moved = ihmt("save", "The NAS moved to rack B7 upstairs.", "--replaces", "NAS rack B3")
+    assert "OUTDATED" in moved.stdout
+    again = ihmt("search", "What's the NAS's IP?")
+    assert again.stdout.startswith("FOUND") and "10.0.9.5" in again.stdout
+    assert "OUTDATED" not in again.stdout

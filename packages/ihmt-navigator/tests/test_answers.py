@@ -524,3 +524,34 @@ def test_a_birthday_question_needs_a_date(make_store: Callable[..., Store]) -> N
     born = _put(store, "Cathal's birthday is on 14 March; he wants a bike.")
     result = Navigator(store).search("When is Cathal's birthday?")
     assert result.status == "found" and result.best is not None and result.best.id == born
+
+
+def test_the_value_asked_for_is_found_in_a_memory_about_part_of_the_subject(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n, suite in enumerate(("unit", "lint", "e2e", "perf", "smoke", "fuzz")):
+        _put(store, f"The IP of test box {n} is 10.9.{n}.1 and it runs the {suite} suite.")
+    _put(store, "The nightly build server runs Ubuntu 22.04 and builds the mobile images.")
+    holder = _put(store, "Network notes: the build server answers on 10.2.3.4.")
+    result = Navigator(store).search("What is the IP of the nightly build server?")
+    assert result.status == "found", result.compact
+    assert result.best is not None and result.best.id == holder
+    # Memories holding an IP but about something else do not answer for the subject.
+    missing = Navigator(store).search("What is the IP of the nightly backup server?")
+    assert missing.best is None or missing.best.id != holder
+
+
+def test_a_word_found_only_inside_a_product_name_does_not_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _put(store, "Our search runs on OpenSearch 2.11 in the eu-west cluster.")
+    _put(store, "The admin panel is written in JavaScript and talks to the billing service.")
+    _put(store, "The coffee machine on floor two needs descaling every month.")
+    _put(store, "Deploys to production need a green pipeline and one approval.")
+    nav = Navigator(store)
+    never = nav.search("Which open source license covers the search cluster?")
+    assert never.status == "not_found", never.compact
+    assert nav.search("Which search engine runs in the cluster?").status == "found"
+    assert nav.search("Which language is the admin panel written in?").status == "found"

@@ -158,3 +158,75 @@ def test_a_question_that_finds_only_the_subject_in_the_old_memory_keeps_the_flag
     result = Navigator(store).search("which operating system is installed on atlas-7?")
     (flagged,) = [h for h in result.results if h.id == old]
     assert flagged.outdated
+
+
+NAS = "The NAS sits in rack B3 of the basement; its IP is 10.0.9.5 and Marta looks after it."
+
+
+def _nas(make_store: Callable[..., Store], new_text: str) -> tuple[Store, str, str]:
+    """A store with NAS corrected by ``new_text`` through a hint naming the rack."""
+    store = make_store()
+    old = store.put_leaf(make_leaf(NAS, timestamp="2026-03-01T00:00:00Z", position=1))
+    new = store.put_leaf(make_leaf(new_text, timestamp="2026-10-02T00:00:00Z", position=2))
+    item = {"by": new.leaf_id, "date": "2026-10-02T00:00:00Z", "hint": "NAS rack B3"}
+    store.annotate(
+        old.leaf_id,
+        outdated_by=Correction(by=new.leaf_id, date="2026-10-02T00:00:00Z"),
+        extra={CORRECTIONS_KEY: [item]},
+    )
+    return store, old.leaf_id, new.leaf_id
+
+
+def test_a_value_asked_for_that_the_correction_left_alone_is_answered_as_current(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, new = _nas(make_store, "The NAS moved to rack B7 upstairs.")
+    result = Navigator(store).search("What's the NAS's IP?")
+    assert result.status == "found", result.compact
+    assert result.results[0].id == old and not result.results[0].outdated
+    assert "OUTDATED" not in result.compact
+    # What it did change is still flagged.
+    rack = Navigator(store).search("Which rack is the NAS in?")
+    assert rack.results[0].id == new
+    assert [h.outdated for h in rack.results if h.id == old] == [True]
+
+
+def test_a_correction_giving_a_new_value_of_the_shape_asked_keeps_the_flag(
+    make_store: Callable[..., Store],
+) -> None:
+    store, old, new = _nas(make_store, "The NAS moved to rack B7 and is now on 10.0.9.8.")
+    result = Navigator(store).search("What's the NAS's IP?")
+    assert result.results[0].id == new
+    assert [h.outdated for h in result.results if h.id == old] == [True]
+
+
+def test_a_correction_restating_versions_leaves_no_older_version_current(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    old = store.put_leaf(
+        make_leaf(
+            "The shop runs Django 4.2 on Python 3.10; its database is Postgres 14.",
+            timestamp="2026-03-01T00:00:00Z",
+            position=1,
+        )
+    )
+    new = store.put_leaf(
+        make_leaf(
+            "The shop moved to Django 5.1 on Python 3.12.",
+            timestamp="2026-10-02T00:00:00Z",
+            position=2,
+        )
+    )
+    item = {"by": new.leaf_id, "date": "2026-10-02T00:00:00Z", "hint": "shop Django 4.2"}
+    store.annotate(
+        old.leaf_id,
+        outdated_by=Correction(by=new.leaf_id, date="2026-10-02T00:00:00Z"),
+        extra={CORRECTIONS_KEY: [item]},
+    )
+    # Which versions it restated is in doubt: the older memory's Postgres 14 is not
+    # given as current.
+    result = Navigator(store).search("Which Postgres version does the shop use?")
+    assert result.status == "not_found", result.compact
+    assert "none holds a Postgres version" in result.compact
+    assert old.leaf_id not in result.compact

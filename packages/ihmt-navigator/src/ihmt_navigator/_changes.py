@@ -31,7 +31,7 @@ from typing import Any
 
 from ihmt_navigator._hits import leaf_text
 from ihmt_navigator._query import Change, Query
-from ihmt_navigator._question import compound_names
+from ihmt_navigator._question import asked_for, compound_names
 from ihmt_store import CorruptFileError, Entry, Leaf, LeafNotFoundError, Store, terms
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ __all__ = [
     "changes_of",
     "judge",
     "pointed_at",
+    "value_left",
 ]
 
 _CLAUSES = re.compile(r"[;:!?()\[\]]|[.,](?=\s|$)|\s(?:and|but|y|pero)\s")
@@ -55,6 +56,9 @@ _UNCHANGED = re.compile(
     re.IGNORECASE,
 )
 """Words of a clause that says a part of a memory did not change (EN/ES)."""
+
+_VERSIONED = re.compile(r"\b[^\W\d_][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
+"""A name followed by a number: a version of something ("Elixir 1.15", "OTP 26")."""
 
 JUDGED = 10
 """Candidates judged per call, best first: the answer and the memories listed with it
@@ -99,6 +103,7 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
     histories = {leaf_id: changes_of(leaf) for leaf_id, leaf in leaves.items()}
     newer = store.entries(list({c.by for h in histories.values() for c in h}))
     as_of = q.as_of
+    asked = asked_for(q.text)
     for entry in todo:
         if entry.id not in leaves:
             continue
@@ -126,6 +131,8 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
             about, other = asked_of(q, old_terms, words, subject)
             if about == 0 and other > 0 and other >= _asked(q, subject) / 2:
                 continue  # answered by what this correction left alone
+            if asked and value_left(old_text, new_text, (change.words | said) - subject, asked):
+                continue  # the value asked for is one this correction left alone
             # What the correction says in its own words first, then what it points at.
             rank = (asked_of(q, old_terms, said, subject)[0], about, change.date)
             if best is None or rank > best:
@@ -140,6 +147,34 @@ def changed_words(text: str) -> frozenset[str]:
     of it as changed."""
     kept = [c for c in _CLAUSES.split(text) if c and not _UNCHANGED.search(c)]
     return frozenset(terms(" ".join(kept)))
+
+
+def value_left(
+    old_text: str,
+    new_text: str,
+    words: frozenset[str],
+    asked: Sequence[tuple[str, re.Pattern[str]]],
+) -> bool:
+    """True when a correction left alone every value the question asks for (``asked``:
+    its shapes): the older memory holds one of each shape, each in clauses that hold
+    none of the correction's words (``words``: its hint, its recorded changes and its own
+    words, but for the subject's), and the correcting memory gives no value of that shape
+    (but in a clause saying it did not change) nor, for a version, a version of
+    anything (a restated stack may have moved each of its parts). "The NAS moved to
+    rack B7" leaves the IP of "the NAS sits in rack B3; its IP is 10.0.9.5" as it was;
+    "the NAS is now on 10.0.9.8" does not. In doubt (a value in a clause the
+    correction speaks of), no."""
+    clauses = [c for c in _CLAUSES.split(old_text) if c]
+    given = " ".join(c for c in _CLAUSES.split(new_text) if c and not _UNCHANGED.search(c))
+    for name, shape in asked:
+        held = [c for c in clauses if shape.search(c)]
+        if not held or shape.search(given):
+            return False
+        if name.endswith(" version") and _VERSIONED.search(given):
+            return False  # it gives versions: which ones it restated is in doubt
+        if any(words.intersection(terms(c)) for c in held):
+            return False
+    return True
 
 
 def pointed_at(text: str, words: frozenset[str]) -> frozenset[str]:

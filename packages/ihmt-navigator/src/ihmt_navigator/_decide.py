@@ -20,9 +20,11 @@ from ihmt_navigator._corrections import corrections_first, newer_among_ties
 from ihmt_navigator._hits import build_hits, leaf_text
 from ihmt_navigator._match import (
     NAMESAKE_POOL,
+    SAME_SUBJECT,
     indistinct,
     is_stray,
     linked,
+    name_pieces,
     names_project,
     same_subject,
     timestamp_of,
@@ -114,7 +116,23 @@ def decide(
     judged = max(dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage)
     asked = asked_for(query)
     cues = asked_words(query) if asked else frozenset()
+    if asked and not holds_values(store, q, judged, asked):
+        # The value asked for may be held by another memory about the subject than the
+        # one that holds most of the question's words: it is the one to judge by.
+        window = [c for c in ranked[:limit] if c.entry.id not in elsewhere]
+        holder = holder_of(store, q, window, asked, cues) if window else None
+        if (
+            holder is not None
+            and q.coverage(holder, cues) >= q.coverage(judged)
+            and about_subject(q, judged, holder, cues)
+        ):
+            judged = holder
     credited = cues if holds_values(store, q, judged, asked) else frozenset()
+    # A word of the question the memory holds only inside a name ("script" of
+    # "JavaScript") is not one it uses: it does not count towards answering.
+    pieces = name_pieces(leaf_text(store, q, judged.entry)).intersection(judged.matched)
+    if pieces:
+        judged = replace(judged, matched=tuple(t for t in judged.matched if t not in pieces))
     coverage = q.coverage(judged, credited)
     shared = tuple(t for t in judged.matched if t in q.q_terms)
 
@@ -534,6 +552,17 @@ def holds_values(
     return all(shape.search(text) for _, shape in asked)
 
 
+def about_subject(q: Query, first: Candidate, cand: Candidate, cues: frozenset[str]) -> bool:
+    """``cand`` holds most (by rarity) of what ``first`` holds of the question, but for
+    the words asking for a value (``cues``): both are about the subject the first is
+    about ("the build server answers on 10.2.3.4" and "the nightly build server runs
+    Ubuntu"). A first memory that holds only such words is about no subject."""
+    subject = {t for t in first.matched if t in q.weights and t not in cues}
+    total = sum(q.weights[t] for t in subject)
+    held = sum(q.weights[t] for t in subject if t in cand.matched)
+    return total > 0 and held >= SAME_SUBJECT * total
+
+
 def holder_of(
     store: Store,
     q: Query,
@@ -542,10 +571,12 @@ def holder_of(
     cues: frozenset[str],
 ) -> Candidate | None:
     """The best memory that holds every value the question asks for (an email, a
-    port…): the first one, or a current one that matched as much of the question, or
-    that answers as much of it as the first once the value it holds counts for the
-    words asking for it; None when none holds them (the memories are about the subject,
-    not about what is asked)."""
+    port…): the first one, or a current one about the same subject: it matched as much
+    of the question, or answers as much of it as the first once the value it holds
+    counts for the words asking for it, or holds most of what the first holds of the
+    question ("the build server answers on 10.2.3.4" for the IP of "the nightly build
+    server"); None when none holds them (the memories are about the subject, not about
+    what is asked)."""
     first = window[0]
     floor = q.coverage(first)
     # Whose value: a memory that does not name who or what the question names ("Owen's
@@ -560,7 +591,11 @@ def holder_of(
     for cand in window:
         current = cand is first or (
             not q.is_outdated(cand.entry)
-            and (indistinct(first, cand, q.weights) or q.coverage(cand, cues) >= floor)
+            and (
+                indistinct(first, cand, q.weights)
+                or q.coverage(cand, cues) >= floor
+                or about_subject(q, first, cand, cues)
+            )
         )
         named = all(any(t in cand.matched for t in parts) for parts in names)
         if current and named and holds_values(store, q, cand, asked):

@@ -8,6 +8,7 @@ names, a word no memory holds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -23,6 +24,7 @@ __all__ = [
     "indistinct",
     "is_stray",
     "linked",
+    "name_pieces",
     "names_project",
     "same_statement",
     "same_subject",
@@ -60,6 +62,19 @@ def is_stray(
     if len(matched) == 1 and len(q.q_terms) >= 3:
         return q.weights[matched[0]] < 0.5 * rarity(q.total, 1)
     return False
+
+
+_CAMEL_WORD = re.compile(r"\w*[a-z][A-Z]\w*")
+"""A word with a capital after a small letter: a product's or a code name ("PostgreSQL",
+"JavaScript", "OpenSearch")."""
+
+
+def name_pieces(text: str) -> frozenset[str]:
+    """The terms ``text`` holds only as a piece of such a name ("script" of "JavaScript",
+    "open" of "OpenSearch"): the index splits names so that "Postgre" finds
+    "PostgreSQL", but a memory saying "JavaScript" does not use the word "script"."""
+    whole = _CAMEL_WORD.sub(lambda m: m.group().lower(), text)
+    return frozenset(terms(text)) - frozenset(terms(whole))
 
 
 def same_subject(a: Candidate, b: Candidate) -> bool:
