@@ -392,7 +392,7 @@ def _entry_date(line: str, dayfirst: bool) -> str | None:
     ``[`` or ``*``), or after at most two words in a short header line
     (``Session 4 — 8 May 2023``, ``Visita: 3 de marzo de 2024``).
     """
-    if len(line) < 6 or not any(ch.isdigit() for ch in line[:80]):
+    if len(line) < 6 or not any(map(str.isdigit, line[:80])):
         return None
     lead = _ENTRY_PREFIX.match(line)
     offset = lead.end() if lead else 0

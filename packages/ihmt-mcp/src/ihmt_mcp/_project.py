@@ -10,6 +10,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from itertools import chain
 from pathlib import Path
 from typing import Any, Literal, TypeGuard, cast
 
@@ -78,6 +79,13 @@ class _FileRecord:
     """``[qualified name, kind, first line, last line, leaf id]`` per block."""
     skipped: Skipped = ""
     """Why the file is left out of the index ('' when it is in)."""
+    _code: tuple[CodeSymbol, ...] | None = field(default=None, repr=False, compare=False)
+
+    def code_symbols(self, rel: str) -> tuple[CodeSymbol, ...]:
+        """Its symbols as find_code ranks them (made once: a record's symbols never change)."""
+        if self._code is None:
+            self._code = tuple(CodeSymbol(rel, row[0], row[1], row[4]) for row in self.symbols)
+        return self._code
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -489,11 +497,8 @@ class ProjectIndex:
         if self._search is None:
             self._search = CodeSearch(self.store, embedder=self._embedder)
         search = self._search
-        symbols = (
-            CodeSymbol(rel, name, kind, leaf_id)
-            for rel, rec in self._manifest.items()
-            if not rec.skipped
-            for name, kind, _first, _last, leaf_id in rec.symbols
+        symbols = chain.from_iterable(
+            rec.code_symbols(rel) for rel, rec in self._manifest.items() if not rec.skipped
         )
         picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
         if not picks:
