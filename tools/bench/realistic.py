@@ -1,10 +1,13 @@
-"""Realistic quality benchmark, in process: one person's hand-written memories through ``Memory``.
+"""Realistic quality benchmark, in process: hand-written memories through ``Memory``.
 
-    python tools/bench/realistic.py                      # the set in shared/data beside the clone
+    python tools/bench/realistic.py                      # both dev sets, side by side
     python tools/bench/realistic.py --show-failures 40   # and what came first where it went wrong
     python tools/bench/realistic.py --data F --limit 10  # a seeded sample of ten questions
 
-The sets are kept outside the repository; ``--data`` names one. An evaluator that drives the
+The sets are kept outside the repository; ``--data`` names one or more (by default the two
+dev sets, each written by other people: one engineer's memories and a four-person studio's).
+With several, a last table gives each headline figure per set and the gap between them: a
+change that moves one set and not the other is fitted to it, not found. An evaluator that drives the
 ``ihmt`` command on the same format (one process per call) takes minutes; this runs the same
 steps and the same metric definitions in process, in seconds. Every memory is saved in date
 order with its domain, date, project and ``replaces`` hint, the memory is consolidated
@@ -41,6 +44,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DEV_SET = HERE.parents[2] / "shared" / "data" / "realistic_dev.json"
+DEV_SETS = (DEV_SET, DEV_SET.with_name("realistic_dev2.json"))
 ANSWERABLE = ("direct", "paraphrase", "spanish", "update", "as_of", "broad", "project_scoped")
 KINDS = (*ANSWERABLE, "ambiguous", "unanswerable")
 ABSTAIN = ("not_found", "ambiguous")
@@ -311,7 +315,7 @@ def failures(rows: Sequence[dict[str, Any]], limit: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEV_SET)
+    parser.add_argument("--data", type=Path, nargs="+", default=None)
     parser.add_argument("--limit", type=int, default=0, help="a seeded sample of N questions")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--show-failures", type=int, default=0, metavar="N")
@@ -323,10 +327,63 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "realistic.json")
     args = parser.parse_args(argv)
-    if not args.data.is_file():
-        print(f"no dataset at {args.data}: give one with --data", file=sys.stderr)
+    if args.data is None:
+        args.data = [path for path in DEV_SETS if path.is_file()]
+        if not args.data:
+            print(f"realistic: skipped, no dev set beside this clone ({DEV_SET.parent})")
+            return 0
+    missing = [path for path in args.data if not path.is_file()]
+    if missing:
+        print(f"no dataset at {missing[0]}: give one with --data", file=sys.stderr)
         return 2
-    data = json.loads(args.data.read_text(encoding="utf-8"))
+    results = {}
+    for path in args.data:
+        results[path.name] = run_set(path, args)
+    if len(results) > 1:
+        print()
+        print(side_by_side({name: figures for name, (figures, _) in results.items()}))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if len(results) == 1:
+        ((figures, rows),) = results.values()
+        written: dict[str, Any] = {"figures": figures, "rows": rows}
+    else:
+        written = {"sets": {n: {"figures": f, "rows": r} for n, (f, r) in results.items()}}
+    args.out.write_text(json.dumps(written, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return 0
+
+
+HEADLINE = (
+    ("answerable R@1", ("answerable", "r1")),
+    ("answerable R@5", ("answerable", "r5")),
+    ("answerable false abstention", ("answerable", "false_abstain")),
+    ("update: current first, old flagged", ("by_kind", "update", "ku_acc")),
+    ("ambiguous → AMBIGUOUS", ("by_kind", "ambiguous", "status_ok")),
+    ("never stored → NOT FOUND", ("by_kind", "unanswerable", "status_ok")),
+    ("paraphrase R@1", ("by_kind", "paraphrase", "r1")),
+    ("direct R@1", ("by_kind", "direct", "r1")),
+    ("compact hit", ("answerable", "compact_hit")),
+)
+
+
+def side_by_side(sets: dict[str, dict[str, Any]]) -> str:
+    """The headline figures of each set in one table, with the widest gap between them."""
+    rows = []
+    for label, keys in HEADLINE:
+        values = []
+        for figures in sets.values():
+            value: Any = figures
+            for key in keys:
+                value = value.get(key) if isinstance(value, dict) else None
+            values.append(value)
+        numbers = [v for v in values if isinstance(v, (int, float))]
+        gap = round(max(numbers) - min(numbers), 3) if len(numbers) > 1 else None
+        rows.append([label, *values, gap])
+    return table(["figure", *sets, "gap"], rows)
+
+
+def run_set(path: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One set saved and asked, its tables printed: its figures and rows."""
+    data = json.loads(path.read_text(encoding="utf-8"))
     queries = list(data["queries"])
     if args.limit:
         keep = {
@@ -345,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             run.close()
     figures = report(rows, audit)
     figures.update(
-        dataset=args.data.name,
+        dataset=path.name,
         memories=len(data["memories"]),
         queries=len(rows),
         save_s=round(save_s, 2),
@@ -354,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         refused=run.refused,
     )
     print(
-        f"{args.data.name}: {len(data['memories'])} memories saved in {save_s:.1f} s, "
+        f"{path.name}: {len(data['memories'])} memories saved in {save_s:.1f} s, "
         f"{len(rows)} questions at {figures['search_ms_mean']} ms each"
     )
     print(render(figures))
@@ -367,12 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_failures:
         print()
         print(failures(rows, args.show_failures))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({"figures": figures, "rows": rows}, indent=1, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
-    return 0
+    return figures, rows
 
 
 if __name__ == "__main__":
