@@ -131,7 +131,7 @@ def test_an_edit_synced_by_a_killed_writer_is_served_fresh_never_half(
     index.close()
 
 
-def test_an_appended_function_is_answered_with_its_code(tmp_path: Path) -> None:
+def test_an_edited_file_is_answered_with_its_code_and_lines_as_they_are_now(tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()
     path = root / "mod_0.py"
@@ -145,4 +145,9 @@ def test_an_appended_function_is_answered_with_its_code(tmp_path: Path) -> None:
         assert answer.startswith("mod_0.py:"), answer
         assert f"return value * {run}" in answer
     assert "return value + 1005" in index.find("func_0_5")
+    # A symbol above grows by a line: the ones below keep their code, not their lines.
+    grown = "    value += 1\n    return value + 1002"
+    path.write_text(path.read_text(encoding="utf-8").replace("    return value + 1002", grown))
+    first = path.read_text(encoding="utf-8").splitlines().index("def func_0_5(value):") + 1
+    assert index.find("func_0_5").startswith(f"mod_0.py:{first}-{first + 1} · func_0_5")
     index.close()

@@ -75,6 +75,9 @@ class _FileRecord:
     sha: str
     tokens: int = 0
     leaves: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    """A digest of each leaf as written (beside ``leaves``): an unchanged symbol of an
+    edited file is not written (nor read back to compare) again."""
     symbols: list[list[Any]] = field(default_factory=list)
     """``[qualified name, kind, first line, last line, leaf id]`` per block."""
     skipped: Skipped = ""
@@ -94,6 +97,7 @@ class _FileRecord:
             "sha": self.sha,
             "tokens": self.tokens,
             "leaves": self.leaves,
+            "keys": self.keys,
             "symbols": self.symbols,
             "skipped": self.skipped,
         }
@@ -106,6 +110,7 @@ class _FileRecord:
             sha=str(data["sha"]),
             tokens=int(data.get("tokens", 0)),
             leaves=list(data.get("leaves", [])),
+            keys=list(data.get("keys", [])),
             symbols=list(data.get("symbols", [])),
             # As this module wrote it (a reason it does not know still leaves it out).
             skipped=cast(Skipped, str(data.get("skipped", ""))),
@@ -402,6 +407,10 @@ class ProjectIndex:
                 )
         new_ids = [leaf.leaf_id for leaf in leaves]
         keep = set(new_ids)
+        record.keys = [_leaf_key(leaf) for leaf in leaves]
+        written: dict[str, str] = {}
+        if old is not None and len(old.keys) == len(old_ids):
+            written = dict(zip(old_ids, old.keys, strict=True))
         old_parent = None
         for leaf_id in old_ids:
             entry = store.entry(leaf_id)
@@ -409,9 +418,12 @@ class ProjectIndex:
                 old_parent = entry.parent_id
                 break
         parents = self._drop([i for i in old_ids if i not in keep])
-        if leaves:
-            store.put_leaves(leaves)
-        fresh = [i for i in new_ids if i not in set(old_ids)]
+        keys = zip(leaves, record.keys, strict=True)
+        changed = [leaf for leaf, key in keys if written.get(leaf.leaf_id) != key]
+        if changed:
+            store.put_leaves(changed)
+        known = set(old_ids)
+        fresh = [i for i in new_ids if i not in known]
         if fresh and old_parent is not None and store.entry(old_parent) is not None:
             # The new symbols of a changed file join its old branch: the tree keeps its
             # path order and only that branch (and those above it) are rewritten.
@@ -542,6 +554,11 @@ class ProjectIndex:
             out.append("Other candidates:")
             out.extend(more)
         return "\n".join(out)
+
+
+def _leaf_key(leaf: Leaf) -> str:
+    """Changes whenever anything the leaf's file holds does (its lines, its context)."""
+    return hashlib.blake2b(repr(leaf).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def _is_map_detail(value: str) -> TypeGuard[MapDetail]:
