@@ -101,6 +101,11 @@ def init_command(
 @click.option("--tag", "tags", multiple=True, help="A tag to add (repeatable).")
 @click.option("--project", help="Project to record (default: the current git root's name).")
 @click.option("--no-consolidate", is_flag=True, help="Do not build branches now.")
+@click.option(
+    "--embed-later",
+    is_flag=True,
+    help="Return once the memories are stored; their vectors are computed later.",
+)
 @pass_state
 def ingest_command(
     state: State,
@@ -110,6 +115,7 @@ def ingest_command(
     tags: tuple[str, ...],
     project: str | None,
     no_consolidate: bool,
+    embed_later: bool,
 ) -> None:
     """Store files, folders (recursively) or '-' (stdin), split into memories.
 
@@ -117,6 +123,11 @@ def ingest_command(
     out of its text. A .jsonl file, an 'ihmt export' folder and an IHMT store folder (the
     original IHMT-MEMORY's ihmt_memory/ or its IHMT_HOME) are imported memory by memory,
     with their dates, domains, projects, tags and OUTDATED links.
+
+    With the semantic layer on, the memories are stored first (searchable by their words
+    from then on), then their vectors are computed, with a progress line: Ctrl-C stops
+    that after the current batch, and what is left fills later (the MCP server does it,
+    or 'ihmt index --semantic'). --embed-later skips that step.
     """
     from ihmt_cli._render import ingest_text
 
@@ -144,6 +155,9 @@ def ingest_command(
         )
         stored = {name for name, _ in report.skipped}
         byte_count += _bytes_of(sources, stored)
+        stopped = False
+        if not embed_later and report.leaves:
+            report, stopped = _embed_now(state, memory, report)
     if report.skipped and report.files == len(report.skipped):
         reasons = "; ".join(f"{name} ({why})" for name, why in report.skipped[:5])
         more = f" and {len(report.skipped) - 5} more" if len(report.skipped) > 5 else ""
@@ -151,6 +165,46 @@ def ingest_command(
     for name, why in report.skipped:
         state.remark(f"skipped {name}: {why}")
     state.emit({**report.to_json(), "bytes": byte_count}, ingest_text(report, byte_count))
+    if stopped:
+        raise SystemExit(130)  # interrupted: the memories are stored, some vectors wait
+
+
+def _embed_now(state: State, memory: Any, report: Any) -> tuple[Any, bool]:
+    """The vectors ``ingest`` left for later, computed now, a batch a commit: the
+    report as things then stand, and whether Ctrl-C stopped it (after its batch; a
+    second Ctrl-C stops at once, and the batch under way is rolled back)."""
+    import signal
+    import threading
+
+    from ihmt_mcp import fill_vectors
+
+    missing = memory.vectors_missing()
+    if not missing:
+        return report, False
+    stop = threading.Event()
+    handled = threading.current_thread() is threading.main_thread()
+    previous: Any = signal.getsignal(signal.SIGINT) if handled else None
+
+    def interrupted(signum: int, frame: Any) -> None:
+        del signum, frame
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    if handled:
+        signal.signal(signal.SIGINT, interrupted)
+    state.remark(f"computing the vectors of {missing:,} memories (Ctrl-C stops; the rest wait)")
+    try:
+        with progress_bar(state, "Embedding") as progress:
+            report = fill_vectors(
+                memory,
+                report,
+                None if progress is None else (lambda done, total: progress(done, total, "")),
+                stop=stop,
+            )
+    finally:
+        if handled:
+            signal.signal(signal.SIGINT, previous or signal.default_int_handler)
+    return report, stop.is_set()
 
 
 def _bytes_of(sources: list[Path], skipped: set[str]) -> int:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._project import ProjectIndex
     from ihmt_mcp._secrets import find_secrets
     from ihmt_mcp._server import build_server, main
+    from ihmt_mcp._vector_fill import fill_vectors
     from ihmt_mcp.sync import (
         PulledChanges,
         PurgeReport,
@@ -75,6 +76,7 @@ __getattr__, _, _ = lazy_loader.attach(
         "_project": ["ProjectIndex"],
         "_secrets": ["find_secrets"],
         "_server": ["build_server", "main"],
+        "_vector_fill": ["fill_vectors"],
         "sync": [
             "Sync",
             "SyncError",
@@ -114,6 +116,8 @@ __all__ = [
     # export files
     "write_jsonl",
     "write_markdown",
+    # the command line's ingest: the vectors computed once the words are stored
+    "fill_vectors",
     # the server
     "build_server",
     "main",

@@ -3,8 +3,9 @@
 Embedding is the slow part of a bulk ingest (a few hundred texts a second on one core,
 against thousands of memories a second for the rest). So ``ingest`` stores the memories,
 their facts and their branches, and leaves their vectors to be computed afterwards: by
-the MCP server, which fills every missing vector in a thread of its own from the moment
-it starts, or by ``ihmt index --semantic``. Until then those memories are found by their
+the command line's ``ingest`` itself once the words are committed (:func:`fill_vectors`),
+by the MCP server, which fills every missing vector in a thread of its own from the
+moment it starts, or by ``ihmt index --semantic``. Until then those memories are found by their
 words, and every answer says how many are not yet searchable by meaning. Vectors are
 derived state: nothing acknowledged waits on them, and a fill that stops half-way
 (the server ends) keeps every batch it committed.
@@ -30,7 +31,13 @@ INLINE_VECTORS = 256
 """An ingest that leaves at most this many memories without a vector embeds them before
 it returns (about a second); a larger one leaves them to the fill."""
 
-__all__ = ["VectorFill", "pending_vectors", "vectors_later", "with_pending_vectors"]
+__all__ = [
+    "VectorFill",
+    "fill_vectors",
+    "pending_vectors",
+    "vectors_later",
+    "with_pending_vectors",
+]
 
 
 def pending_vectors(memory: Memory) -> int:
@@ -42,9 +49,12 @@ def pending_vectors(memory: Memory) -> int:
     return max(0, memory.store.count("leaf") - vectors.size)
 
 
+_PENDING = "memories are not yet searchable by meaning"
+
+
 def _pending_text(count: int) -> str:
     return (
-        f"{count:,} memories are not yet searchable by meaning (their vectors are being"
+        f"{count:,} {_PENDING} (their vectors are being"
         " computed: the MCP server fills them in, or run 'ihmt index --semantic'); they"
         " are found by their words meanwhile"
     )
@@ -61,6 +71,40 @@ def vectors_later(memory: MemoryParts, report: IngestReport) -> IngestReport:
     if missing <= 0:
         return report
     return dataclasses.replace(report, warnings=(*report.warnings, _pending_text(missing)))
+
+
+def fill_vectors(
+    memory: Memory,
+    report: IngestReport,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    stop: threading.Event | None = None,
+) -> IngestReport:
+    """Compute now the vectors an ingest left for later; ``report`` as things then stand.
+
+    What the command line's ``ingest`` does once the words are committed: a user who
+    never starts the MCP server expects the memories to be searchable by meaning when
+    the command ends. Texts are embedded :data:`~ihmt_navigator.BATCH` at a time, each
+    batch one commit: ``stop`` (set from a Ctrl-C handler) ends the fill after the
+    current batch, every committed vector stays, and the report says how many memories
+    still wait for theirs (the MCP server or ``ihmt index --semantic`` fills them).
+    ``progress(done, total)`` follows the memories embedded.
+    """
+    vectors = memory.vectors
+    if vectors is None or not report.leaves:
+        return report
+    store = memory.store
+
+    def texts(chunk: Sequence[str]) -> dict[str, str]:
+        return {leaf.leaf_id: leaf.text for leaf in store.read_leaves(chunk)}
+
+    ids = [entry.id for entry in store.iter_entries("leaf")]
+    vectors.backfill(texts, ids, progress, stop=stop)
+    kept = tuple(w for w in report.warnings if _PENDING not in w)
+    missing = memory.vectors_missing() or 0
+    if missing:
+        kept = (*kept, _pending_text(missing))
+    return dataclasses.replace(report, warnings=kept)
 
 
 def with_pending_vectors(memory: Memory, result: SearchResult) -> SearchResult:
