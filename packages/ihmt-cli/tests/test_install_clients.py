@@ -401,6 +401,11 @@ def test_gemini_without_capture_gets_the_recall_hooks_only(world: World) -> None
     hooks = _data(settings)["hooks"]
     assert "SessionStart" in hooks and "BeforeAgent" in hooks
     assert "AfterAgent" not in hooks and "SessionEnd" not in hooks
+    done = world.ihmt("doctor", "--no-connect", "--json", "--home", str(world.home / "mem"))
+    row = next(r for r in json.loads(done.stdout)["agents"] if r["agent"] == "gemini-cli")
+    assert row["hooks"]["present"] is True and row["hooks"]["capture"] is False
+    text = world.ihmt("doctor", "--no-connect", "--home", str(world.home / "mem")).stdout
+    assert "recall hooks present, no capture hook (installed with --no-capture)" in text
     world.uninstall("gemini-cli")
     assert settings.read_text() == GEMINI_JSONC
 
@@ -473,8 +478,9 @@ def test_doctor_covers_every_client(world: World) -> None:
         row = rows[(agent, "user")]
         assert row["registered"] and row["same_memory"], row
         assert row["config"] == str(world.config(agent))
-    assert rows[("gemini-cli", "user")]["hooks"]["present"] is True
-    assert rows[("copilot", "user")]["hooks"]["present"] is True
+    for agent in ("gemini-cli", "copilot"):
+        assert rows[(agent, "user")]["hooks"]["present"] is True
+        assert rows[(agent, "user")]["hooks"]["capture"] is True
     for editor in ("cursor", "windsurf", "claude-desktop", "vscode"):
         assert rows[(editor, "user")]["hooks"]["events"] == {}
     assert rows[("claude-desktop", "user")]["instructions"] is None

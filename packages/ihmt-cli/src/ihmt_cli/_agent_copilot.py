@@ -52,6 +52,7 @@ class CopilotSetup(McpJsonSetup):
     restart = "Start a new Copilot CLI session (copilot) so the memory tools load."
     trust_hint = "start copilot in this folder and trust it"
     entry_type = "local"
+    hook_events = COPILOT_EVENTS
 
     def paths(
         self, scope: Scope, *, home: Path, project: Path, environ: Mapping[str, str]

@@ -269,8 +269,9 @@ def doctor_command(state: State, home: Path | None, no_connect: bool) -> None:
     Starts each registered server as its agent would and lists its tools through the MCP
     SDK's stdio client; reports each agent's recall hooks: present, trusted (Codex, asked
     through codex app-server), last run and last error (from IHMT_HOME/hooks/hooks.log).
-    --json: each registered agent's row has "hooks": {path, present, events, trusted,
-    last_run, last_outcome, last_error}; "recall_server" is {pid, since, mode} while the
+    --json: each registered agent's row has "hooks": {path, present (the recall hooks),
+    capture (the capture hook, null for an agent without), events, trusted, last_run,
+    last_outcome, last_error}; "recall_server" is {pid, since, mode} while the
     hooks' warm server runs, else null; "capture" is what the last stop captured ({time,
     agent, project, session, saved: [{id, text}], replaced, held, refused, pending}), or
     null. A Claude Code or Codex plugin that brings the memory is listed under its agent's

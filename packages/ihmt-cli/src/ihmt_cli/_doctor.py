@@ -228,7 +228,8 @@ def agent_rows(ihmt_home: Path, *, no_connect: bool) -> list[dict[str, Any]]:
                     agents.append(_agent_row(agent, scope, paths.config))
                 continue
             try:
-                hooks = _hooks_row(paths, setup.read_hooks(paths), runs.get(agent, {}))
+                capture = {e for e, ours in getattr(setup, "hook_events", ()) if ours == "stop"}
+                hooks = _hooks_row(paths, setup.read_hooks(paths), runs.get(agent, {}), capture)
             except click.ClickException as exc:
                 hooks = {"path": str(paths.hooks), "present": False, "error": exc.format_message()}
             if hooks["present"] and not no_connect:
@@ -258,11 +259,17 @@ def _has_instructions(path: Path | None) -> bool | None:
     return BEGIN_MARKER in (path.read_text("utf-8") if path.exists() else "")
 
 
-def _hooks_row(paths: AgentPaths, events: dict[str, bool], run: dict[str, Any]) -> dict[str, Any]:
+def _hooks_row(
+    paths: AgentPaths, events: dict[str, bool], run: dict[str, Any], capture: set[str]
+) -> dict[str, Any]:
+    """``present``: the recall hooks are all there; ``capture``: the capture hook's events
+    (``capture``, the agent's names for them) are all there, None for an agent without."""
     last, error = run.get("last_run"), run.get("last_error")
+    recall = [on for event, on in events.items() if event not in capture]
     return {
         "path": str(paths.hooks),
-        "present": bool(events) and all(events.values()),
+        "present": bool(recall) and all(recall),
+        "capture": all(events.get(e, False) for e in capture) if capture else None,
         "events": events,
         "trusted": None,
         "last_run": last["time"] if last else None,
@@ -279,6 +286,8 @@ def _hooks_text(hooks: dict[str, Any], trust_hint: str) -> str:
     if not hooks["present"]:
         return "no recall hooks (ihmt install adds them)"
     text = "recall hooks present"
+    if hooks.get("capture") is False:
+        text += ", no capture hook (installed with --no-capture)"
     if hooks.get("trusted") is False:
         text += f" but NOT trusted ({trust_hint})"
     elif hooks.get("trusted") is True:
