@@ -7,9 +7,12 @@ tree paths and the titles above them (one catalog query each), then renders the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from ihmt_navigator._evidence import evidence_passage
 from ihmt_navigator._query import Change, Query
+from ihmt_navigator._question import asked_for
 from ihmt_navigator._records import Hit, SearchResult
 from ihmt_navigator._render import Answer, best_passage, render
 from ihmt_store import (
@@ -21,7 +24,13 @@ from ihmt_store import (
     estimate_tokens,
 )
 
-__all__ = ["build_hits", "finish", "leaf_text", "prefetch"]
+__all__ = ["EVIDENCE_SHARE", "build_hits", "finish", "leaf_text", "prefetch"]
+
+EVIDENCE_SHARE = 1 / 3
+"""A leaf longer than this share of the compact budget is shown as its evidence (the
+lines and sentences holding the question's words, with their dates and speakers) within
+that share: the answer's head, its notes and one line per other match fit in the rest,
+and the whole leaf is one read away by its id."""
 
 
 def leaf_text(store: Store, q: Query, entry: Entry) -> str:
@@ -51,6 +60,7 @@ def build_hits(
     """Hits with their text (long leaves as their best passage), best first; the
     titles above them come from one catalog query."""
     budget = store.config.compact_tokens
+    shapes = tuple(shape for _, shape in asked_for(q.text))
     prefetch(store, q, cands)
     texts = [leaf_text(store, q, c.entry) for c in cands]
     if q.unreadable:
@@ -65,7 +75,8 @@ def build_hits(
             text=text,
             path=path,
             titles=tuple(above[i].title for i in path[:-1] if i in above),
-            q_terms=q.q_terms,
+            q=q,
+            shapes=shapes,
             budget=budget,
             change=q.correction_of(cand.entry),
         )
@@ -109,17 +120,23 @@ def _hit(
     text: str,
     path: tuple[str, ...],
     titles: tuple[str, ...],
-    q_terms: Sequence[str],
+    q: Query,
+    shapes: Sequence[re.Pattern[str]],
     budget: int,
     change: Change | None,
 ) -> Hit:
-    """A hit with its text, or its best passage when the text is long for ``budget``,
-    flagged OUTDATED by ``change`` (the correction the question is about, or None)."""
+    """A hit with its text, or its evidence when the text is long for ``budget`` (the
+    lines holding the most of the question when no sentence holds any of it: a match
+    by meaning), flagged OUTDATED by ``change`` (the correction the question is about,
+    or None)."""
     entry = cand.entry
     passage = None
     content = text
-    if estimate_tokens(text) > budget * 0.6:
-        passage = best_passage(text, q_terms, int(budget * 0.55))
+    share = int(budget * EVIDENCE_SHARE)
+    if estimate_tokens(text) > share:
+        passage = evidence_passage(text, q.weights, shapes, share) or best_passage(
+            text, q.q_terms, share
+        )
         content = passage.text
     return Hit(
         id=entry.id,

@@ -126,6 +126,13 @@ class Passage:
     end_line: int
     total_lines: int
     text: str
+    picked: bool = False
+    """True when ``text`` is the leaf's lines and sentences that answer, picked between
+    ``start_line`` and ``end_line`` (what was left out marked "…"), not every line of
+    that span."""
+    lead: str = ""
+    """For picked lines, the sentence that answers best, with its line's date and
+    speaker: the memory's line when it is listed among other matches."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -104,8 +104,10 @@ def _where(hit: Hit) -> str:
 
 
 def _gist(hit: Hit) -> str:
-    """The hit's excerpt (or title) on one line, clipped."""
-    return one_line(hit.excerpt or hit.title, LINE_CHARS)
+    """The hit's excerpt (or title) on one line, clipped; for a long memory, the
+    sentence of it that answers best (its head is often something else)."""
+    lead = hit.passage.lead if hit.passage is not None else ""
+    return one_line(lead or hit.excerpt or hit.title, LINE_CHARS)
 
 
 def _listed(hit: Hit) -> str:
@@ -235,8 +237,9 @@ def _found(answer: Answer, full: bool, budget: int) -> list[str]:
     out.append(f"Best memory [{_date(best)}] {_where(best)} ({best.id}):")
     if best.passage is not None:
         p = best.passage
+        shown = "what answers from lines" if p.picked else "lines"
         out.append(
-            f"(long memory: lines {p.start_line}-{p.end_line} of {p.total_lines}; "
+            f"(long memory: {shown} {p.start_line}-{p.end_line} of {p.total_lines}; "
             f"ask for the rest with its id)"
         )
     out.append(best.content.rstrip() or best.excerpt)
