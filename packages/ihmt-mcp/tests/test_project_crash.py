@@ -151,3 +151,27 @@ def test_an_edited_file_is_answered_with_its_code_and_lines_as_they_are_now(tmp_
     first = path.read_text(encoding="utf-8").splitlines().index("def func_0_5(value):") + 1
     assert index.find("func_0_5").startswith(f"mod_0.py:{first}-{first + 1} · func_0_5")
     index.close()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "emptied", "text changed"])
+def test_a_damaged_leaf_file_is_written_again_never_served(tmp_path: Path, damage: str) -> None:
+    """What a power cut can leave of an unflushed file, or a hand in the index's folder."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for n in range(3):
+        (root / f"mod_{n}.py").write_text(_module(n, 1), encoding="utf-8")
+    index = ProjectIndex(root, tmp_path / "indexes")
+    answer = index.find("func_1_4")
+    leaf_id = next(e.id for e in index.store.iter_entries("leaf") if e.title.endswith("func_1_4"))
+    path = index.store.path / index.store.entry(leaf_id).path
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) - 20])
+    elif damage == "emptied":
+        path.write_bytes(b"")
+    else:
+        path.write_bytes(data.replace(b"value + 1004", b"value - 9999"))
+    index.close()
+    for again in (index, ProjectIndex(root, tmp_path / "indexes")):
+        assert again.find("func_1_4") == answer
+    _assert_answers_from_the_files(root, tmp_path / "indexes")

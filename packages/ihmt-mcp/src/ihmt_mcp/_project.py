@@ -28,7 +28,15 @@ from ihmt_navigator import (
     Summarizer,
     summarizer_for,
 )
-from ihmt_store import Leaf, Span, Store, estimate_tokens, leaf_id_for
+from ihmt_store import (
+    CorruptFileError,
+    Leaf,
+    LeafNotFoundError,
+    Span,
+    Store,
+    estimate_tokens,
+    leaf_id_for,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -434,6 +442,33 @@ class ProjectIndex:
         return parents
 
     # ------------------------------------------------------------------ answers
+    def _served(self, leaf_id: str) -> Leaf | None:
+        """The leaf to answer with, exactly as this index wrote it; None when its file is
+        damaged, gone or changed (a power cut before the derived store flushed it, a hand
+        in the index's folder): the leaves of its source file are then written again."""
+        store = self.store
+        try:
+            leaf = store.read_leaf(leaf_id)
+        except (CorruptFileError, LeafNotFoundError):
+            leaf = None
+        rel = leaf.source if leaf is not None else None
+        if rel is None:
+            rel = next((r for r, rec in self._manifest.items() if leaf_id in rec.leaves), "")
+        rec = self._manifest.get(rel)
+        if rec is None or leaf_id not in rec.leaves or len(rec.keys) != len(rec.leaves):
+            return leaf  # nothing to check it against (an index written before the digests)
+        key = rec.keys[rec.leaves.index(leaf_id)]
+        if leaf is not None and _leaf_key(leaf.evolve(parent_id=None, outdated_by=None)) == key:
+            return leaf
+        logger.warning("project index %s: a leaf of %s was damaged; re-indexing it", self.root, rel)
+        with store.locked():
+            with store.batch():
+                self._drop(rec.leaves)
+            rec.size, rec.mtime_ns, rec.sha, rec.leaves, rec.keys = -1, -1, "", [], []
+            self._save_manifest()
+        self.sync()
+        return None
+
     def _files(self, subpath: str) -> list[tuple[str, _FileRecord]]:
         prefix = _clean_subpath(subpath)
         return [
@@ -513,14 +548,19 @@ class ProjectIndex:
             rec.code_symbols(rel) for rel, rec in self._manifest.items() if not rec.skipped
         )
         picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
-        if not picks:
+        leaf = self._served(picks[0]) if picks else None
+        if picks and leaf is None:  # repaired: rank again over what the files hold now
+            symbols = chain.from_iterable(
+                rec.code_symbols(rel) for rel, rec in self._manifest.items() if not rec.skipped
+            )
+            picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
+            leaf = self.store.read_leaf(picks[0]) if picks else None
+        if not picks or leaf is None:
             return (
                 f"NOT FOUND · no code in {self.root.name}{'/' + prefix if prefix else ''} "
                 f'answers "{q}" (scope {scope}). Try other words, scope="all", or project_map.'
             )
-        best = picks[0]
         store = self.store
-        leaf = store.read_leaf(best)
         span = leaf.span
         first = span.start_line if span else 1
         body = leaf.text.rstrip("\n")
