@@ -98,7 +98,10 @@ def evidence_passage(
     if estimate_tokens(shown) > budget_tokens:
         shown = shown[: budget_tokens * 4 - 1] + GAP
     picked = sorted({pieces[i].line for i in chosen})
-    best = pieces[order[0]]
+    # The sentence that answers best, for a one-line listing: not the heading, which
+    # says when and who but not what.
+    said_best = [i for i in order if scores[i] > 0 and pieces[i].line != heading]
+    best = pieces[said_best[0] if said_best else order[0]]
     return Passage(
         start_line=picked[0] + 1,
         end_line=picked[-1] + 1,
