@@ -69,6 +69,13 @@ def test_a_sentence_is_cleaned_of_interjections_and_the_remember_cue() -> None:
     assert [s.text for s in found] == ["The designer is Adaeze Obi"]
 
 
+def test_a_sentence_typed_in_lower_case_is_cut_from_the_chatter_before_it() -> None:
+    found = durable_statements("thanks, that works. remember that the nightly job runs at 02:30")
+    assert [s.text for s in found] == ["The nightly job runs at 02:30"]
+    found = durable_statements("we use pnpm here, e.g. for the workspace. ok thanks")
+    assert [s.text for s in found] == ["We use pnpm here, e.g. for the workspace."]
+
+
 def test_a_title_before_a_name_does_not_cut_the_sentence() -> None:
     found = durable_statements("My advisor is Prof. Ingrid Halvorsen; she wants PDF plots.")
     assert len(found) == 1 and "Ingrid Halvorsen" in found[0].text

@@ -163,7 +163,9 @@ _LEAD = re.compile(
     r"oh,? y|y adem[aá]s)\b[\s,.!:;-]*)+",
     re.I,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(¿¡A-Z0-9ÁÉÍÓÚÑ])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(¿¡\w])|\n+")
+"""A sentence ends at a stop and a space, whatever case the next word has: people type
+"thanks, that works. remember that …" as often as not (abbreviations are joined back)."""
 _ABBREVIATIONS = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|vs|etc|e\.g|i\.e|approx|Sr|Sra)\.$", re.I)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _LOG_LINE = re.compile(
