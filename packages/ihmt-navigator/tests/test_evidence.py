@@ -93,3 +93,16 @@ def test_no_sentence_holding_the_question_gives_no_evidence() -> None:
     assert (
         evidence_passage("Lunch is at noon.\nThe bus leaves at six.", {"tax": 2.0}, (), 50) is None
     )
+
+
+def test_long_code_is_shown_as_a_window_of_its_lines(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    body = [f"    total_{i} = compute_part({i})  # routine step" for i in range(120)]
+    body[80] = "    checksum = crc32(payload)  # the plover checksum"
+    text = "def build_report(payload):\n" + "\n".join(body)
+    store.put_leaf(make_leaf(text, data_type="CODE", position=1))
+    result = Navigator(store).search("plover checksum")
+    best = result.best
+    assert best is not None and best.passage is not None and not best.passage.picked
+    assert "crc32(payload)" in best.content and GAP not in best.content
+    assert best.passage.start_line <= 82 <= best.passage.end_line

@@ -125,18 +125,19 @@ def _hit(
     budget: int,
     change: Change | None,
 ) -> Hit:
-    """A hit with its text, or its evidence when the text is long for ``budget`` (the
-    lines holding the most of the question when no sentence holds any of it: a match
-    by meaning), flagged OUTDATED by ``change`` (the correction the question is about,
-    or None)."""
+    """A hit with its text, or its evidence when the text is long for ``budget`` (for
+    code, or when no sentence holds any of the question, a match by meaning: the window
+    of lines holding the most of it), flagged OUTDATED by ``change`` (the correction the
+    question is about, or None)."""
     entry = cand.entry
     passage = None
     content = text
     share = int(budget * EVIDENCE_SHARE)
     if estimate_tokens(text) > share:
-        passage = evidence_passage(text, q.weights, shapes, share) or best_passage(
-            text, q.q_terms, share
-        )
+        # Code reads as a whole: a window of its lines, not sentences picked from it.
+        code = entry.data_type.upper() == "CODE"
+        picked = None if code else evidence_passage(text, q.weights, shapes, share)
+        passage = picked or best_passage(text, q.q_terms, share)
         content = passage.text
     return Hit(
         id=entry.id,
