@@ -3,6 +3,8 @@
     python tools/bench/capture.py                  # quality on both parts, latency at 50,000
     python tools/bench/capture.py --sizes 5000     # quicker latency
     python tools/bench/capture.py --skip-latency   # quality only
+    python tools/bench/capture.py --semantic off   # questions by words only
+    python tools/bench/capture.py --keep DIR       # keep the memories (and answers.jsonl)
 
 **Quality.** The 32 sessions of ``capture_data/sessions.txt`` (20 ``train``, 12
 ``heldout``; see ``_capture_sessions.py``), written by hand before the rules, are
@@ -23,7 +25,14 @@ process does the work). Then, per part:
 - **corrections**: ``{fix}`` statements whose session's ``S:`` memory is now OUTDATED;
   **wrong marks**: any other memory flagged OUTDATED;
 - **found**: the ``{q: …}`` questions of captured statements asked with ``ihmt search
-  --json`` in the session's project: FOUND with the statement's memory first.
+  --json`` in the session's project: FOUND with the statement's memory first. As
+  installed (``--semantic auto``, the default) the semantic layer is on: the saves
+  write their vectors, and the vectors of what a stop saved without the recall server
+  are filled in (``ihmt index --semantic``, what the MCP server does when it starts)
+  before the questions; ``--semantic off`` asks by words only. Each miss is counted by
+  why: the answer's status, where the statement's memory stood in it (a NOT FOUND
+  names its closest memories), whether it was saved under the session's project, and
+  whether it holds any word of the question.
 
 **Latency** (``--sizes``): a store of N generated memories (``hooks.py``'s builder), the
 warm recall server started by a first hook; each timed run is a new ``ihmt hook stop``
@@ -39,6 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -97,7 +107,36 @@ def _person(session: Session) -> str:
     return parts[1] if len(parts) > 1 else parts[0]
 
 
-def quality(folder: Path) -> dict[str, Any]:
+def _why(
+    answer: dict[str, Any], label: Label, session: Session, leaves: list[dict[str, Any]]
+) -> str:
+    """Why a question about a captured statement was not answered with it: the answer,
+    where the statement's memory stood in it, whether the memory is saved under the
+    session's project, and how many of the question's words it holds."""
+    memory = next(
+        (m for m in leaves if m.get("source") == "session" and _holds(m["content"], label.text)),
+        None,
+    )
+    if memory is None:
+        return "the statement's memory is gone"
+    # A NOT FOUND answer lists no results, but names its closest memories in its text.
+    ids = [r["id"] for r in answer["results"]] or re.findall(r"\((L-[^)\s]+)\)", answer["compact"])
+    where = (
+        "first" if ids[:1] == [memory["id"]] else "listed" if memory["id"] in ids else "not listed"
+    )
+    project = _terms(session.project)
+    asked = _terms(label.question) - project
+    shared = asked & _terms(memory["content"])
+    parts = [f"{answer['status']}, its memory {where}"]
+    if memory.get("project") != session.project:
+        parts.append("saved without the session's project")
+    if project and project <= _terms(label.question):
+        parts.append("the question names the project")
+    parts.append("no word of the question held" if not shared else "some words held")
+    return "; ".join(parts)
+
+
+def quality(folder: Path, semantic: str = "auto") -> dict[str, Any]:
     sessions = load()
     base = {k: v for k, v in os.environ.items() if not k.startswith("IHMT_")}
     totals: dict[str, dict[str, Any]] = {}
@@ -122,13 +161,14 @@ def quality(folder: Path) -> dict[str, Any]:
                 "missed": [],
                 "wrong": [],
                 "unanswered": [],
+                "misses": {},
                 "stop_ms": [],
             },
         )
         split["sessions"] += 1
         person = _person(session)
         home = homes.get(person)
-        env = {**base, "IHMT_HOOK_SERVER": "off", "IHMT_SEMANTIC": "off"}
+        env = {**base, "IHMT_HOOK_SERVER": "off", "IHMT_SEMANTIC": semantic}
         work = folder / "work" / person / session.project
         (work / ".git").mkdir(parents=True, exist_ok=True)
         if home is None:
@@ -202,16 +242,28 @@ def quality(folder: Path) -> dict[str, Any]:
         split["wrong_marks"] += len(
             {i for i in outdated if i not in before} - (seeds_of_session if fixes else set())
         )
+        if semantic != "off":
+            # As installed: the MCP server (or ``ihmt index --semantic``) fills in the
+            # vectors of what a stop saved without its server, before anyone asks.
+            _run(["index", "--semantic"], env, work)
         for label in session.labels:
             if not label.question or label not in stated:
                 continue
             split["questions"] += 1
             answer = json.loads(_run(["--json", "search", label.question], env, work))
+            with (folder / "answers.jsonl").open("a", encoding="utf-8") as asked:
+                row = {"session": session.id, "split": session.split, "answer": answer}
+                asked.write(json.dumps(row, ensure_ascii=False) + "\n")
             first = answer["results"][0]["content"] if answer["results"] else ""
             right = answer["status"] == "found" and _holds(first, label.text)
             split["found"] += right
-            if not right and session.split == "train":
-                split["unanswered"].append(f"{session.id}: {label.question}: {answer['status']}")
+            if not right:
+                why = _why(answer, label, session, after)
+                split["misses"][why] = split["misses"].get(why, 0) + 1
+                if session.split == "train":
+                    split["unanswered"].append(
+                        f"{session.id}: {label.question}: {answer['status']} ({why})"
+                    )
         log = home / "hooks" / "hooks.log"
         records = (
             [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -399,6 +451,13 @@ def table(result: dict[str, Any]) -> str:
             f"{r['found']}/{r['questions']:<3} {r['stop_p95_ms']:6.0f} {r['hook_errors']:6}"
         )
     rows.append("targets: precision >= 0.90, recall >= 0.70, 0 duplicates, 0 secrets saved")
+    rows.append(
+        "questions asked "
+        + ("by words only" if result.get("semantic") == "off" else "as installed (meaning on)")
+    )
+    for name in ("train", "heldout"):
+        for why, count in sorted(result["quality"][name]["misses"].items()):
+            rows.append(f"  {name} missed {count}: {why}")
     for lat in result.get("latency", []):
         rows.append(
             f"latency at {lat['size']:,}: p50 {lat['stop_p50_ms']:.0f} ms, p95 "
@@ -420,10 +479,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[50_000])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument(
+        "--semantic",
+        choices=("auto", "off"),
+        default="auto",
+        help="auto: as installed (meaning vectors filled before the questions); off: words only",
+    )
+    parser.add_argument("--keep", type=Path, help="keep the memories and transcripts here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ihmt-capture-") as tmp:
-        folder = Path(tmp)
-        result: dict[str, Any] = {"quality": quality(folder), "nudge_tokens": nudge_tokens()}
+        folder = Path(tmp) if args.keep is None else args.keep.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        result: dict[str, Any] = {
+            "semantic": args.semantic,
+            "quality": quality(folder, args.semantic),
+            "nudge_tokens": nudge_tokens(),
+        }
         if not args.skip_latency:
             result["latency"] = [latency(size, args.runs, folder) for size in args.sizes]
     OUT.parent.mkdir(parents=True, exist_ok=True)
