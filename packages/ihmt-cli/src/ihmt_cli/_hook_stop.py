@@ -55,6 +55,7 @@ __all__ = [
     "last_capture",
     "nudge_reason",
     "parse_stop_input",
+    "project_tag",
     "run_stop",
 ]
 
@@ -236,6 +237,22 @@ def _correction_hint(
     return ""
 
 
+def project_tag(text: str, project: str) -> tuple[str, ...]:
+    """``project:<name>`` when ``text`` does not name the project it was said in.
+
+    What a user says in a session leaves its project unsaid ("use pnpm in this repo",
+    "our ETL runs on Airflow"), where a save written for later names it ("lynx uses
+    pnpm"). The memory is saved under the project either way, but a question naming
+    the project ("which package manager does lynx use?") is matched by words: the tag
+    (tags are searched) gives the memory the project's name."""
+    from ihmt_store import terms
+
+    named = set(terms(project))
+    if not named or named <= set(terms(text)):
+        return ()
+    return (f"project:{project}",)
+
+
 def capture_into(
     memory: Memory,
     statements: Sequence[Statement],
@@ -260,14 +277,9 @@ def capture_into(
             out.pending.append(text)
             continue
         hint = _correction_hint(memory, text, project, nearest) if is_change(statement) else ""
+        tags = (f"session:{session}", f"kind:{statement.kind}", *project_tag(text, project))
         try:
-            result = memory.save(
-                text,
-                replaces=hint,
-                project=project,
-                tags=(f"session:{session}", f"kind:{statement.kind}"),
-                source="session",
-            )
+            result = memory.save(text, replaces=hint, project=project, tags=tags, source="session")
         except SecretRefusedError:
             out.refused += 1
             continue
