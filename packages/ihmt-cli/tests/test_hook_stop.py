@@ -143,6 +143,35 @@ def test_a_change_is_saved_as_the_correction_of_what_it_changes(world: World) ->
     assert world.log()[-1]["replaced"] == 1
 
 
+def test_a_statement_that_leaves_its_project_unsaid_is_found_by_the_project_name(
+    world: World,
+) -> None:
+    _save(world, "The lynx release notes are written by hand in CHANGES.md.")
+    world.say(
+        "The logo is by Dana Ruiz, credit her on the about page.",
+        "Lynx deploys to Fly.io from the main branch.",
+    )
+    world.stop()
+    captured = {m.text: m for m in world.memories() if m.source == "session"}
+    unsaid = captured["The logo is by Dana Ruiz, credit her on the about page."]
+    said = captured["Lynx deploys to Fly.io from the main branch."]
+    assert unsaid.project == said.project == PROJECT
+    assert f"project:{PROJECT}" in unsaid.tags
+    assert not any(tag.startswith("project:") for tag in said.tags)
+    asked = subprocess.run(
+        [IHMT, "--json", "search", "who drew the logo of lynx?"],
+        capture_output=True,
+        text=True,
+        env={**world.env, "IHMT_HOME": str(world.home)},
+        cwd=world.project,
+        timeout=120,
+        check=True,
+    )
+    answer = json.loads(asked.stdout)
+    assert answer["status"] == "found"
+    assert answer["results"][0]["id"] == unsaid.id
+
+
 def test_a_secret_is_refused_as_a_save_refuses_it(world: World) -> None:
     token = "ghp_" + "Zr4Xq9Lm2Vt7Wn8Kp3Hs6Bd1Fg5Jc0Ye2Ua4"
     world.say(f"Remember that the release bot signs in as {token} on GitHub.")
