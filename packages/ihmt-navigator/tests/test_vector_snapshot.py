@@ -76,7 +76,7 @@ def test_a_new_index_maps_the_snapshot_and_answers_as_from_the_table(
     assert path.exists()
     mapped = VectorIndex(store, Stub())
     mapped.refresh()
-    assert isinstance(mapped._codes, np.memmap) and mapped.size == size
+    assert isinstance(mapped._codes.base, np.memmap) and mapped.size == size
     assert _answers(mapped) == _answers(first) == _from_table(store)
 
 
@@ -126,7 +126,7 @@ def test_a_damaged_or_foreign_snapshot_is_not_used(make_store: Callable[..., Sto
     path.write_bytes(data[:-10])  # truncated
     index = VectorIndex(store, Stub())
     index.refresh()
-    assert not isinstance(index._codes, np.memmap) and index.size == 300
+    assert not isinstance(index._codes.base, np.memmap) and index.size == 300
     assert path.exists()  # written again by that load
     # The table cleared and filled anew with other vectors: the old snapshot's rows and
     # position no longer describe it.

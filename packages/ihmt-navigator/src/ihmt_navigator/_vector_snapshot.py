@@ -118,8 +118,12 @@ def read_snapshot(store: Store, space: str, dim: int) -> Snapshot | None:
         mark = str(header["mark"])
         if mark_of(store, space, epoch, seq) != mark:
             raise ValueError("the table was written anew since")
+        # A plain array over the map: numpy's memmap class costs tens of microseconds
+        # a row lookup, which a search makes by the hundred.
         codes: Any = (
-            np.memmap(path, dtype=np.int8, mode="c", offset=start, shape=(rows, dim))
+            np.memmap(path, dtype=np.int8, mode="c", offset=start, shape=(rows, dim)).view(
+                np.ndarray
+            )
             if rows
             else np.zeros((0, dim), dtype=np.int8)
         )
