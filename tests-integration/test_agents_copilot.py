@@ -196,3 +196,30 @@ def test_copilot_capture_saves_what_the_user_said_once(
     ]
     assert captured[0]["project"] == "lynx"
     assert found.startswith("FOUND") and "Raspberry Pi in the shed" in found, found
+
+
+def test_copilot_nudge_asks_the_agent_once_to_save_and_saves_nothing(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    project: Path,
+) -> None:
+    """``IHMT_CAPTURE=nudge``: ``Stop`` answers ``decision: block``, Copilot CLI sends the
+    reason to the model as the next turn, and the stop after it (``stop_hook_active``)
+    lets the agent stop."""
+    copilot = agent_cli("copilot")
+    home = Path(agent_env["HOME"])
+    ihmt_install("install", "copilot", "--home", str(home / "memory"))
+    nudge = {**agent_env, "IHMT_CAPTURE": "nudge"}
+
+    with ModelStub(answer="OK.") as stub:
+        events = _prompt(copilot, nudge, project, stub, STATEMENT)
+
+    answers = [e for e in events if e["type"] == "assistant.message"]
+    assert len(stub.bodies) == len(answers) == 2, events
+    assert "IHMT memory: the user said things worth keeping" in stub.bodies[1]
+    assert "Raspberry Pi in the shed" in stub.bodies[1].split("IHMT memory:", 1)[1]
+    stops = [r for r in recall._hook_log(agent_env) if r["event"] == "stop"]
+    # the second stop reads the nudge, which Copilot CLI logs as a user.message: not the
+    # user's, so no turn
+    assert [(r["outcome"], r["turns"]) for r in stops] == [("nudged", 1), ("nothing durable", 0)]

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from ihmt_cli._hook_stop import nudge_reason
 from ihmt_cli._transcript_formats import SEEN_KEEP, copilot_turn, gemini_turn, read_keyed
 from ihmt_mcp import Memory
 
@@ -142,6 +143,7 @@ def test_copilot_gives_what_the_user_typed_once_each() -> None:
         ({"data": {"source": "skill-pdf"}}, "a skill's hidden injection"),
         ({"data": {"source": "agent-7"}}, "an inter-agent prompt"),
         ({"data": {"isAutopilotContinuation": True}}, "autopilot's continuation"),
+        ({"data": {"content": nudge_reason([RULE])}}, "the stop hook's nudge, sent back"),
     ],
 )
 def test_copilot_skips_what_the_user_did_not_type(change: dict[str, Any], why: str) -> None:

@@ -19,7 +19,8 @@ each through :meth:`Memory.save` with ``source="session"`` and a ``session:<id>`
 - **Opt out**: ``IHMT_CAPTURE=off`` in the agent's environment, or a file named
   :data:`OPT_OUT_FILE` at the project's root; ``ihmt install --no-capture`` leaves the
   hook out. ``IHMT_CAPTURE=nudge`` saves nothing and instead asks the agent, once per
-  session, to save what the user said (Claude Code's and Codex's ``decision: block``).
+  session, to save what the user said (the ``decision: block`` of Claude Code, Codex
+  and Copilot CLI).
 
 Like the recall hooks it never breaks the agent: every failure exits 0 with no output and
 is logged to ``hooks.log``. With the warm recall server running, the work happens there.
@@ -73,6 +74,11 @@ conversation); the rest are dropped, and the log says how many."""
 NUDGE_ITEMS = 5
 NUDGE_CHARS = 120
 LAST_NAME = "capture-last.json"
+NUDGE_LEAD = "IHMT memory: the user said things worth keeping"
+"""How the nudge begins: Copilot CLI logs it as a ``user.message``, which is not the user's."""
+NUDGE_AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "copilot")
+"""The agents whose stop hook can ask for one more turn: ``{"decision": "block",
+"reason"}`` (Copilot CLI's ``Stop``, with Claude Code's fields and answer)."""
 SESSION_DAYS = 30
 """A session's read offset is forgotten after this many days without a stop."""
 
@@ -297,7 +303,7 @@ def nudge_reason(pending: Sequence[str]) -> str:
     items = "; ".join(f'"{one_line(p, NUDGE_CHARS)}"' for p in pending[:NUDGE_ITEMS])
     more = f" (and {len(pending) - NUDGE_ITEMS} more)" if len(pending) > NUDGE_ITEMS else ""
     return (
-        "IHMT memory: the user said things worth keeping that the memory does not hold: "
+        f"{NUDGE_LEAD} that the memory does not hold: "
         f"{items}{more}. Save each that lasts with save_memory (with replaces= when it "
         "corrects an earlier memory), then stop."
     )
@@ -479,7 +485,7 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
             },
         )
     _prune(home, time.time())
-    if mode != "nudge" or not captured.pending or agent not in ("claude-code", "codex"):
+    if mode != "nudge" or not captured.pending or agent not in NUDGE_AGENTS:
         return ""
     if given.stop_hook_active or given.event == "PreCompact" or state.get("nudged"):
         return ""

@@ -14,7 +14,8 @@ session file the agent gives its stop hook (``transcript_path``).
 - **Copilot CLI** (1.0) keeps ``~/.copilot/session-state/<session>/events.jsonl``, an event
   log: a ``user.message`` event from the main agent (no ``agentId``) whose ``data.source``
   is absent or ``user`` and that is no autopilot continuation holds what the user typed in
-  ``data.content`` (``data.transformedContent`` is what the model got).
+  ``data.content`` (``data.transformedContent`` is what the model got), unless it is our
+  own nudge (``IHMT_CAPTURE=nudge``: the ``Stop`` hook's reason, logged the same way).
 
 Both files mostly grow, but not only: a rewind truncates Copilot's log, and Gemini CLI
 writes old messages again. So besides the byte offset (where to read on), each session
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from ihmt_cli._hook_stop import NUDGE_LEAD
 from ihmt_cli._transcript import MAX_READ_BYTES, Turn, _typed
 from ihmt_cli._types import Agent
 
@@ -95,6 +97,8 @@ def copilot_turn(record: Mapping[str, Any]) -> tuple[str, str] | None:
     text, ident = data.get("content"), data.get("messageId") or record.get("id")
     if not isinstance(text, str) or not isinstance(ident, str) or not _typed(text):
         return None
+    if text.startswith(NUDGE_LEAD):
+        return None  # the stop hook's own nudge, which Copilot CLI sends as the next turn
     return ident, text.strip()
 
 
