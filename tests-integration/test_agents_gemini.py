@@ -178,3 +178,34 @@ def test_gemini_capture_saves_what_the_user_said_once(
     ]
     assert captured[0]["project"] == "lynx"
     assert found.startswith("FOUND") and "Raspberry Pi in the shed" in found, found
+
+
+def test_gemini_nudge_asks_the_agent_once_to_save_and_saves_nothing(
+    agent_cli: Callable[[str], str],
+    agent_env: dict[str, str],
+    ihmt_install: Callable[..., subprocess.CompletedProcess[str]],
+    project: Path,
+) -> None:
+    """``IHMT_CAPTURE=nudge``: ``AfterAgent`` answers ``decision: block``, Gemini CLI sends
+    the reason to the model as the next prompt, and the ``AfterAgent`` after it
+    (``stop_hook_active``) lets the agent stop."""
+    gemini = agent_cli("gemini")
+    home = Path(agent_env["HOME"])
+    _settings(home)
+    _trust(home, project)
+    ihmt_install("install", "gemini-cli", "--home", str(home / "memory"))
+
+    with ModelStub(answer="OK.") as stub:
+        env = {**agent_env, "GEMINI_API_KEY": "a-test-key", "GOOGLE_GEMINI_BASE_URL": stub.url}
+        output_of([gemini, *MODEL, "-p", STATEMENT], {**env, "IHMT_CAPTURE": "nudge"}, project)
+
+    assert len(stub.bodies) == 2, stub.paths
+    nudge = stub.bodies[1].split("IHMT memory: the user said things worth keeping", 1)
+    assert len(nudge) == 2 and "Raspberry Pi in the shed" in nudge[1]
+    stops = [r for r in recall._hook_log(agent_env) if r["event"] == "stop"]
+    # the nudge, sent as a prompt and written to the chat file, is not read as the user's
+    assert [(r["outcome"], r["turns"]) for r in stops] == [
+        ("nudged", 1),
+        ("nothing durable", 0),  # AfterAgent again, stop_hook_active
+        ("nothing durable", 0),  # SessionEnd
+    ]

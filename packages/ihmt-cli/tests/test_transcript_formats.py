@@ -123,6 +123,10 @@ def test_gemini_turn_without_display_content_stops_at_the_files_pulled_in() -> N
 
     assert gemini_turn(bare) == (pulled["id"], f"{RULE} Details in @notes.txt")
     assert gemini_turn(answer) is None  # a tool's answer, recorded as a user message
+    # The stop hook's nudge, sent as the next prompt: Gemini CLI records it with the
+    # displayContent of the prompt before it.
+    nudged = {**pulled, "content": [{"text": nudge_reason([RULE])}]}
+    assert gemini_turn(nudged) is None
 
 
 # ---------------------------------------------------------------------- Copilot CLI

@@ -19,8 +19,8 @@ each through :meth:`Memory.save` with ``source="session"`` and a ``session:<id>`
 - **Opt out**: ``IHMT_CAPTURE=off`` in the agent's environment, or a file named
   :data:`OPT_OUT_FILE` at the project's root; ``ihmt install --no-capture`` leaves the
   hook out. ``IHMT_CAPTURE=nudge`` saves nothing and instead asks the agent, once per
-  session, to save what the user said (the ``decision: block`` of Claude Code, Codex
-  and Copilot CLI).
+  session, to save what the user said (the ``decision: block`` of Claude Code, Codex,
+  Gemini CLI and Copilot CLI).
 
 Like the recall hooks it never breaks the agent: every failure exits 0 with no output and
 is logged to ``hooks.log``. With the warm recall server running, the work happens there.
@@ -75,10 +75,14 @@ NUDGE_ITEMS = 5
 NUDGE_CHARS = 120
 LAST_NAME = "capture-last.json"
 NUDGE_LEAD = "IHMT memory: the user said things worth keeping"
-"""How the nudge begins: Copilot CLI logs it as a ``user.message``, which is not the user's."""
-NUDGE_AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "copilot")
+"""How the nudge begins: Gemini CLI and Copilot CLI log it as a user message, which is not
+the user's."""
+NUDGE_AGENTS: tuple[Agent, ...] = ("claude-code", "codex", "gemini-cli", "copilot")
 """The agents whose stop hook can ask for one more turn: ``{"decision": "block",
-"reason"}`` (Copilot CLI's ``Stop``, with Claude Code's fields and answer)."""
+"reason"}`` (Gemini CLI's ``AfterAgent`` and Copilot CLI's ``Stop`` take Claude Code's
+answer and say ``stop_hook_active`` on the stop that follows)."""
+NO_NUDGE_EVENTS = ("PreCompact", "SessionEnd")
+"""Stops that cannot ask for a turn (the conversation is compacted, or over)."""
 SESSION_DAYS = 30
 """A session's read offset is forgotten after this many days without a stop."""
 
@@ -487,7 +491,7 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
     _prune(home, time.time())
     if mode != "nudge" or not captured.pending or agent not in NUDGE_AGENTS:
         return ""
-    if given.stop_hook_active or given.event == "PreCompact" or state.get("nudged"):
+    if given.stop_hook_active or given.event in NO_NUDGE_EVENTS or state.get("nudged"):
         return ""
     state["nudged"] = True
     _write_json(state_path, state)

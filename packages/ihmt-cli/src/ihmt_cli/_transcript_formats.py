@@ -10,7 +10,9 @@ session file the agent gives its stop hook (``transcript_path``).
   older ``.json`` chat (one JSON document, rewritten whole on every message) copies every
   message into a new ``.jsonl``. What the user typed is a top-level ``user`` record: its
   ``displayContent`` when there is one (``content`` then also holds the files an ``@path``
-  pulled in and the hooks' ``<hook_context>``), else its text parts.
+  pulled in and the hooks' ``<hook_context>``), else its text parts; never our own nudge
+  (``IHMT_CAPTURE=nudge``: the ``AfterAgent`` hook's reason, sent as the next prompt
+  and recorded with the first prompt's ``displayContent``).
 - **Copilot CLI** (1.0) keeps ``~/.copilot/session-state/<session>/events.jsonl``, an event
   log: a ``user.message`` event from the main agent (no ``agentId``) whose ``data.source``
   is absent or ``user`` and that is no autopilot continuation holds what the user typed in
@@ -80,8 +82,12 @@ def gemini_turn(record: Mapping[str, Any]) -> tuple[str, str] | None:
     ident = record.get("id")
     if record.get("type") != "user" or not isinstance(ident, str):
         return None
+    content = record.get("content")
+    parts = content if isinstance(content, list) else [{"text": content}]
+    if any(isinstance(p, dict) and str(p.get("text", "")).startswith(NUDGE_LEAD) for p in parts):
+        return None  # our nudge, sent as a prompt with the first prompt's displayContent
     shown = record.get("displayContent")
-    text = _parts_text(shown if shown is not None else record.get("content"))
+    text = _parts_text(shown if shown is not None else content)
     return (ident, text) if text else None
 
 
