@@ -8,7 +8,7 @@ PACKAGES := $(wildcard packages/*)
 SRC_DIRS := $(wildcard packages/*/src)
 JOBS ?= 2
 
-.PHONY: help uv sync lint format test test-unit test-isolated bench demo dist clean
+.PHONY: help uv sync lint format test test-unit test-workspace test-isolated bench demo dist clean
 
 help:
 	@echo "make demo   - set everything up and run the walkthrough"
@@ -36,10 +36,25 @@ format: sync
 
 # The integration tests first: their long ones (kill loops, three-machine syncs) then start
 # early instead of ending the run on one worker; an idle worker steals queued tests.
+# Every test, in the workspace: the quickest whole check while working.
 test-unit: sync
 	bash tools/browser/install.sh
 	bash tools/agents/install.sh
 	$(RUN) pytest -n $(JOBS) --dist worksteal -q tests-integration packages tools/bench tools/dist_test.py
+
+# make test runs each test once where it proves most. These packages' venvs in
+# test-isolated hold every module their code and tests import (their declared dependencies
+# and test group; the layers forbid siblings above them), and ihmt-cli's tests run their
+# child `ihmt` words only (IHMT_SEMANTIC=off) unless they need the encoder and say so: in
+# the workspace they would prove the same again. So make test runs them against their
+# wheels alone, property tests included, and reruns here whatever their venvs skip (the
+# tests needing the [semantic] extra). ihmt-mcp's tests stay in both: in the workspace
+# its default (semantic auto) runs the sentence encoder, in its slim venv words only.
+SOLE_ISOLATED := ihmt-store,ihmt-chunkers,ihmt-facts,ihmt-navigator,ihmt-cli
+test-workspace: sync
+	bash tools/browser/install.sh
+	bash tools/agents/install.sh
+	$(RUN) pytest -n $(JOBS) --dist worksteal -q tests-integration packages/ihmt-mcp tools/bench tools/dist_test.py
 
 # Each package's tests in a venv holding only that package's wheel and its declared
 # dependencies: the proof that the split between packages is real. The venvs are made
@@ -47,7 +62,8 @@ test-unit: sync
 test-isolated: sync
 	$(RUN) python tools/isolated_tests.py --jobs $(JOBS)
 
-test: lint test-unit test-isolated
+test: lint test-workspace
+	$(RUN) python tools/isolated_tests.py --jobs $(JOBS) --sole $(SOLE_ISOLATED)
 
 bench: sync
 	$(RUN) python tools/bench/store.py

@@ -15,6 +15,12 @@ Property-based tests (those hypothesis marks ``hypothesis``) are left out here u
 ``--with-properties`` is given: they import nothing the package's other tests do not,
 so they prove nothing more about the split, and ``make test-unit`` has just run every
 one of them against the same code. Running them twice was a third of CI's time.
+
+``--sole NAME,...`` names the packages whose tests ``make test`` runs here only, not in
+the workspace too (see the Makefile): their property tests run here, and the tests
+their venvs skip (those needing an extra the package does not declare, such as the
+sentence encoder) are run again afterwards by this interpreter, the workspace's, which
+holds every extra; so every one of their tests still runs once where it can pass.
 """
 
 from __future__ import annotations
@@ -33,6 +39,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE_TEST_DEPS = ["pytest>=8", "pytest-xdist>=3.6", "hypothesis>=6.100"]
+
+SKIPS_PLUGIN = """\
+import os
+
+
+def _note(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        with open(os.environ["IHMT_SKIPPED_FILE"], "a", encoding="utf-8") as handle:
+            handle.write(report.nodeid + "\\n")
+
+
+def pytest_collectreport(report):
+    _note(report)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "setup" or report.when == "call":
+        _note(report)
+"""
+"""A pytest plugin for the isolated venvs: it writes the id of every skipped test (or
+module skipped whole) to $IHMT_SKIPPED_FILE, on the xdist workers and the controller
+alike (the ids are deduplicated when read)."""
 
 
 def _uv_command() -> list[str]:
@@ -114,8 +142,15 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="also run the property-based (hypothesis) tests, which make test-unit runs",
     )
+    parser.add_argument(
+        "--sole",
+        default="",
+        metavar="NAME,...",
+        help="packages tested nowhere else: run their property tests too, and rerun the "
+        "tests their venvs skip with this interpreter (the workspace, every extra)",
+    )
     args = parser.parse_args(argv[1:])
-    selection = [] if args.with_properties else ["-m", "not hypothesis"]
+    sole = {name for name in args.sole.split(",") if name}
     only = set(args.packages)
     package_dirs = sorted(
         p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()
@@ -128,7 +163,7 @@ def main(argv: list[str]) -> int:
         assert isinstance(project, dict)
         metas[str(project["name"])] = meta
         dirs[str(project["name"])] = folder
-    unknown = only - set(metas)
+    unknown = (only | sole) - set(metas)
     if unknown:
         parser.error(f"no such package: {', '.join(sorted(unknown))}")
     tested = [
@@ -137,9 +172,15 @@ def main(argv: list[str]) -> int:
         if (folder / "tests").is_dir() and (not only or name in only)
     ]
     failures: list[str] = []
+    workers = ["-n", str(args.jobs), "--dist", "worksteal"] if args.jobs > 0 else []
+    took_tests: dict[str, float] = {}
+    skipped: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp_name:
         tmp = Path(tmp_name)
         dist = tmp / "dist"
+        plugins = tmp / "plugins"
+        plugins.mkdir()
+        (plugins / "ihmt_skipped.py").write_text(SKIPS_PLUGIN, encoding="utf-8")
         started = time.monotonic()
         if only:
             needed = {dep for name in tested for dep in _local_deps(name, metas)}
@@ -156,7 +197,15 @@ def main(argv: list[str]) -> int:
             for name in tested:
                 python, took = venvs[name].result()
                 print(f"== {name}: tests against its wheel alone (venv in {took:.1f}s)", flush=True)
-                workers = ["-n", str(args.jobs), "--dist", "worksteal"] if args.jobs > 0 else []
+                properties = args.with_properties or name in sole
+                selection = [] if properties else ["-m", "not hypothesis"]
+                env = dict(os.environ)
+                if name in sole:
+                    notes = tmp / f"skipped-{name}.txt"
+                    env["PYTHONPATH"] = str(plugins)
+                    env["IHMT_SKIPPED_FILE"] = str(notes)
+                    selection += ["-p", "ihmt_skipped"]
+                tests_started = time.monotonic()
                 result = subprocess.run(
                     [
                         str(python),
@@ -174,9 +223,30 @@ def main(argv: list[str]) -> int:
                         str(dirs[name] / "tests"),
                     ],
                     cwd=tmp,
+                    env=env,
                 )
+                took_tests[name] = time.monotonic() - tests_started
                 if result.returncode != 0:
                     failures.append(name)
+                if name in sole and notes.exists():
+                    for nodeid in notes.read_text(encoding="utf-8").splitlines():
+                        if nodeid and nodeid not in skipped:
+                            skipped.append(nodeid)
+    if skipped:
+        # Tested nowhere else: what the slim venvs could not run, run with every extra.
+        print(f"== {len(skipped)} skipped in isolation, run in the workspace:", flush=True)
+        rerun_started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", *workers, "-p", "no:cacheprovider", *skipped],
+            cwd=ROOT,
+        )
+        took_tests["(skipped, in the workspace)"] = time.monotonic() - rerun_started
+        if result.returncode != 0:
+            failures.append("the skipped tests rerun in the workspace")
+    # Where the time went: each package's tests, longest first (venvs are made meanwhile).
+    for name, took in sorted(took_tests.items(), key=lambda item: -item[1]):
+        print(f"== {name}: tests took {took:.1f}s", flush=True)
+    print(f"== isolated run took {time.monotonic() - started:.1f}s", flush=True)
     if failures:
         print(f"isolated tests failed for: {', '.join(failures)}")
         return 1
