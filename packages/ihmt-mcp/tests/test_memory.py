@@ -464,6 +464,36 @@ def test_a_memory_that_must_answer_fast_can_leave_the_scan_for_hand_edits(
         memory.close()
 
 
+def test_one_shot_processes_look_for_hand_edits_once_a_minute_between_them(
+    tmp_path: Path,
+) -> None:
+    import os
+    import time
+
+    from ihmt_mcp._searching import HAND_EDIT_MARK
+
+    def one_shot(query: str) -> str:  # what each `ihmt search` does, in a process of its own
+        memory = Memory.open(Settings.for_home(tmp_path, cwd=tmp_path))
+        memory.hand_edit_shared = True
+        try:
+            return memory.search(query).status
+        finally:
+            memory.close()
+
+    saver = Memory.init(tmp_path / "ihmt_memory", semantic="off")
+    saved = saver.save("The build cache lives on the shared volume.")
+    entry = saver.store.entry(saved.ids[0])
+    assert entry is not None
+    path, mark = saver.store.path / entry.path, saver.store.state_file(HAND_EDIT_MARK)
+    saver.close()
+    assert one_shot("shared volume") == "found" and mark.exists()  # the first one looks
+    path.write_bytes(path.read_bytes().replace(b"shared volume", b"nvme scratch disk"))
+    assert one_shot("nvme scratch disk") == "not_found"  # another looked seconds ago
+    old = time.time() - 61
+    os.utime(mark, (old, old))
+    assert one_shot("nvme scratch disk") == "found"  # a minute later, the next one looks
+
+
 def test_a_model_that_fails_to_load_leaves_search_exactly_lexical(tmp_path: Path) -> None:
     words_only = Memory.init(tmp_path / "m", semantic="off")
     texts = [

@@ -234,6 +234,7 @@ def open_memory(state: State) -> Iterator[Memory]:
         )
     settings = replace(Settings.from_env(), store_path=state.path)
     memory = Memory.open(settings)
+    memory.hand_edit_shared = True  # each command is a new process: once a minute in all
     try:
         yield memory
     finally:

@@ -34,6 +34,7 @@ from ihmt_mcp._searching import (
     SearchKeywords,
     check_query,
     search_options,
+    shared_look_due,
 )
 from ihmt_mcp._settings import Settings
 from ihmt_mcp._types import ContentType
@@ -100,6 +101,7 @@ class Memory:
         self.hand_edit_check_s: float | None = HAND_EDIT_CHECK_S
         """How often a search looks for leaves edited by hand (a ``stat`` per leaf);
         None: never (a one-shot hook that must answer in milliseconds)."""
+        self.hand_edit_shared = False  # True: all processes' looks count (one-shot commands)
         self._mode: SemanticMode | None = None
         self._timeline: Timeline | None = None
         self._navigator: Navigator | None = None
@@ -473,9 +475,10 @@ class Memory:
         every = self.hand_edit_check_s
         if every is not None and time.monotonic() - self._edits_checked > every:
             self._edits_checked = time.monotonic()
-            self.store.adopt_hand_edits()
-            if self.store.edited:
-                self.settle_hand_edits()
+            if not self.hand_edit_shared or shared_look_due(self.store, every):
+                self.store.adopt_hand_edits()
+                if self.store.edited:
+                    self.settle_hand_edits()
         result = self.navigator.search(query, options, clue=clue)
         if self.store.edited:
             # A memory it read was edited by hand: the store re-indexed it; refresh what

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, TypedDict, cast
@@ -11,12 +13,23 @@ from ihmt_mcp._arguments import parse_domain
 
 if TYPE_CHECKING:
     from ihmt_navigator import Detail, Navigator, SearchOptions
+    from ihmt_store import Store
 
-__all__ = ["HAND_EDIT_CHECK_S", "SearchKeywords", "check_query", "search_options"]
+__all__ = [
+    "HAND_EDIT_CHECK_S",
+    "HAND_EDIT_MARK",
+    "SearchKeywords",
+    "check_query",
+    "search_options",
+    "shared_look_due",
+]
 
 HAND_EDIT_CHECK_S = 60.0
 """How often (at most) a search looks for leaves edited by hand whose size changed: on
 the first search of a process, then once a minute (a ``stat`` per leaf)."""
+HAND_EDIT_MARK = "hand-edits.checked"
+"""A file under ``state/`` whose time says when a one-shot process last looked (see
+:attr:`Memory.hand_edit_shared`)."""
 
 
 class SearchKeywords(TypedDict, total=False):
@@ -60,3 +73,22 @@ def check_query(navigator: Navigator, query: str) -> None:
     it raises its own ValueError, so the message is said in one place."""
     if not isinstance(query, str) or not query.strip():
         navigator.search(query)
+
+
+def shared_look_due(store: Store, every: float) -> bool:
+    """Whether it is time for a shared look for hand edits (none in the last ``every``
+    seconds, by the mark's time); if so, the mark says now. A mark from the future (a
+    clock set back) or that cannot be read or written counts as due."""
+    mark = store.state_file(HAND_EDIT_MARK)
+    try:
+        age = time.time() - mark.stat().st_mtime
+    except OSError:
+        age = -1.0
+    if 0 <= age < every:
+        return False
+    try:
+        mark.touch()
+        os.utime(mark)
+    except OSError:
+        pass
+    return True
