@@ -127,6 +127,9 @@ def test_gemini_turn_without_display_content_stops_at_the_files_pulled_in() -> N
     # displayContent of the prompt before it.
     nudged = {**pulled, "content": [{"text": nudge_reason([RULE])}]}
     assert gemini_turn(nudged) is None
+    # Another hook's continuation, recorded the same way, is no prompt of the user's either.
+    other = {**pulled, "content": [{"text": "Run the linter before you stop."}]}
+    assert gemini_turn(other) is None
 
 
 # ---------------------------------------------------------------------- Copilot CLI

@@ -88,6 +88,9 @@ def gemini_turn(record: Mapping[str, Any]) -> tuple[str, str] | None:
         return None  # our nudge, sent as a prompt with the first prompt's displayContent
     shown = record.get("displayContent")
     text = _parts_text(shown if shown is not None else content)
+    typed = "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    if shown is not None and text not in typed:
+        return None  # a hook's continuation, shown as the prompt before it
     return (ident, text) if text else None
 
 
