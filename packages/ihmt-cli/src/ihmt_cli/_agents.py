@@ -211,11 +211,11 @@ def hook_command(event: str, agent: Agent, home: Path | None) -> None:
     Reads the agent's hook JSON on stdin (session_id, cwd, prompt, source). On a prompt it
     prints the memory's compact answer only when it is confident, ambiguous or relays a
     correction, and never a memory already added in this session; on session start, a
-    short digest of the project. On stop (Stop, PreCompact) it reads the new part of the
-    session's transcript and saves the durable statements the user made, never twice
-    (docs/capture.md). Prints nothing otherwise, always exits 0, and logs each run to
-    IHMT_HOME/hooks/hooks.log ('ihmt doctor' shows the last one). 'ihmt install'
-    registers it.
+    short digest of the project. On stop (Stop, PreCompact; Gemini CLI's AfterAgent,
+    SessionEnd) it reads the new part of the session's transcript and saves the durable
+    statements the user made, never twice (docs/capture.md). Prints nothing otherwise,
+    always exits 0, and logs each run to IHMT_HOME/hooks/hooks.log ('ihmt doctor' shows
+    the last one). 'ihmt install' registers it.
     """
     import sys
 
