@@ -9,6 +9,16 @@ from pathlib import Path
 import pytest
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first, in their order, then the rest in theirs.
+
+    pytest-xdist's worksteal gives each worker a contiguous block of the list and lets an
+    idle worker steal from the end of another's: a long test started last keeps one core
+    busy while the other waits. Started first, the long ones run while the other worker
+    works through the short ones."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def python() -> str:
     """The interpreter of this test run; child processes use the same environment."""

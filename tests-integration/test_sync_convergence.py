@@ -144,6 +144,7 @@ async def with_server(
 
 
 # ---------------------------------------------------------------------- the test
+@pytest.mark.slow
 def test_three_machines_converge_whatever_the_order_of_their_syncs(tmp_path: Path) -> None:
     run_seed = seed(DEFAULT_SEED)
     print(f"IHMT_SYNC_SEED={run_seed}")

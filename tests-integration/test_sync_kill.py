@@ -112,6 +112,7 @@ class Round:
     outcome: str = ""
 
 
+@pytest.mark.slow
 def test_a_sync_killed_anywhere_is_completed_by_the_next(tmp_path: Path) -> None:
     run_seed = seed(DEFAULT_SEED)
     print(f"IHMT_SYNC_SEED={run_seed}")
