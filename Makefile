@@ -50,11 +50,12 @@ test-unit: sync
 # wheels alone, property tests included, and reruns here whatever their venvs skip (the
 # tests needing the [semantic] extra). ihmt-mcp's tests stay in both: in the workspace
 # its default (semantic auto) runs the sentence encoder, in its slim venv words only.
+# The slowest tests are listed at the end of each run, to see where CI's time goes.
 SOLE_ISOLATED := ihmt-store,ihmt-chunkers,ihmt-facts,ihmt-navigator,ihmt-cli
 test-workspace: sync
 	bash tools/browser/install.sh
 	bash tools/agents/install.sh
-	$(RUN) pytest -n $(JOBS) --dist worksteal -q tests-integration packages/ihmt-mcp tools/bench tools/dist_test.py
+	$(RUN) pytest -n $(JOBS) --dist worksteal -q --durations=25 tests-integration packages/ihmt-mcp tools/bench tools/dist_test.py
 
 # Each package's tests in a venv holding only that package's wheel and its declared
 # dependencies: the proof that the split between packages is real. The venvs are made
@@ -63,7 +64,7 @@ test-isolated: sync
 	$(RUN) python tools/isolated_tests.py --jobs $(JOBS)
 
 test: lint test-workspace
-	$(RUN) python tools/isolated_tests.py --jobs $(JOBS) --sole $(SOLE_ISOLATED)
+	$(RUN) python tools/isolated_tests.py --jobs $(JOBS) --durations 10 --sole $(SOLE_ISOLATED)
 
 bench: sync
 	$(RUN) python tools/bench/store.py

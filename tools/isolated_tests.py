@@ -149,7 +149,15 @@ def main(argv: list[str]) -> int:
         help="packages tested nowhere else: run their property tests too, and rerun the "
         "tests their venvs skip with this interpreter (the workspace, every extra)",
     )
+    parser.add_argument(
+        "--durations",
+        type=int,
+        default=0,
+        metavar="N",
+        help="list each package's N slowest tests (pytest --durations)",
+    )
     args = parser.parse_args(argv[1:])
+    durations = [f"--durations={args.durations}"] if args.durations > 0 else []
     sole = {name for name in args.sole.split(",") if name}
     only = set(args.packages)
     package_dirs = sorted(
@@ -214,6 +222,7 @@ def main(argv: list[str]) -> int:
                         "-q",
                         *workers,
                         *selection,
+                        *durations,
                         "-p",
                         "no:cacheprovider",
                         "--rootdir",
@@ -237,7 +246,12 @@ def main(argv: list[str]) -> int:
         print(f"== {len(skipped)} skipped in isolation, run in the workspace:", flush=True)
         rerun_started = time.monotonic()
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", *workers, "-p", "no:cacheprovider", *skipped],
+            [
+                *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+                *workers,
+                *durations,
+                *skipped,
+            ],
             cwd=ROOT,
         )
         took_tests["(skipped, in the workspace)"] = time.monotonic() - rerun_started
