@@ -121,16 +121,33 @@ def test_a_leaf_copied_into_a_second_domain_folder_is_reported_by_rebuild(cli: C
     assert cli.stats()["leaves"] == 1
 
 
+CODE_WORDS = [f"qz{i}vork" for i in range(30)]
+
+
+@pytest.fixture(scope="module")
+def code_words_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of 30 memories, each saved by its own ``ihmt save``, made once per worker
+    and copied by each case below (the 31 process starts were most of a case's time)."""
+    maker = Cli(tmp_path_factory.mktemp("code-words"))
+    maker.env["IHMT_SEMANTIC"] = "off"
+    maker("init", "-q")
+    for word in CODE_WORDS:
+        maker.save(f"the service keeps the code word {word} in its config")
+    return maker.store
+
+
 @pytest.mark.parametrize("seed", range(2))
-def test_a_damaged_index_is_rebuilt_and_searches_stay_right(cli: Cli, seed: int) -> None:
+def test_a_damaged_index_is_rebuilt_and_searches_stay_right(
+    tmp_path: Path, code_words_store: Path, seed: int
+) -> None:
     # Issue #13 D9: "database disk image is malformed … report it", or a false NOT FOUND.
     # Words only: the vectors live in derived.sqlite3, untouched here, and a semantic hit
     # could hide a word the repaired index lost; loading the encoder in each of these 41
     # processes took half of this test's time.
+    cli = Cli(tmp_path)
     cli.env["IHMT_SEMANTIC"] = "off"
-    words = [f"qz{i}vork" for i in range(30)]
-    for word in words:
-        cli.save(f"the service keeps the code word {word} in its config")
+    shutil.copytree(code_words_store, cli.store)
+    words = CODE_WORDS
     db = cli.store / "state" / "index.sqlite3"
     data = bytearray(db.read_bytes())
     rng = random.Random(seed)
