@@ -142,20 +142,21 @@ def ingest_command(
             raise click.ClickException(f"no such file or folder: {path}; check the path")
     byte_count = len(text.encode("utf-8")) if text is not None else 0
     # Memory.ingest reports the bytes read so far, also inside one large file.
-    with open_memory(state) as memory, progress_bar(state, "Ingesting", percent=True) as progress:
-        report = memory.ingest(
-            sources,
-            text=text,
-            domain=domain,
-            content_type=content_type,
-            tags=tags,
-            project=project,
-            consolidate=not no_consolidate,
-            progress=progress,
-        )
+    with open_memory(state) as memory:
+        with progress_bar(state, "Ingesting", percent=True) as progress:
+            report = memory.ingest(
+                sources,
+                text=text,
+                domain=domain,
+                content_type=content_type,
+                tags=tags,
+                project=project,
+                consolidate=not no_consolidate,
+                progress=progress,
+            )
         stored = {name for name, _ in report.skipped}
         byte_count += _bytes_of(sources, stored)
-        stopped = False
+        stopped = False  # the words' bar is closed: the vectors draw their own
         if not embed_later and report.leaves:
             report, stopped = _embed_now(state, memory, report)
     if report.skipped and report.files == len(report.skipped):
