@@ -572,9 +572,13 @@ def _version() -> str:
 
 
 def _warm_up(settings: Settings) -> None:
+    from ihmt_mcp._secrets import _vendor_plugins
     from ihmt_navigator import load_embedder
 
     load_embedder(settings.semantic, model=settings.semantic_model, cache_dir=settings.cache_dir)
+    # The secret check imports detect-secrets only for a line it can match (a one-shot
+    # command mostly never does); a server pays for it here, not in a save it times.
+    _vendor_plugins()
 
 
 def _open_memory(settings: Settings) -> Memory:
