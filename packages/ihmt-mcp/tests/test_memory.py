@@ -237,6 +237,33 @@ def test_forget_deletes_the_leaf_and_every_excerpt_of_it(tmp_path: Path) -> None
         memory.forget(gone.ids[0], reason="again")
 
 
+def test_a_forgotten_memory_leaves_no_vector_in_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("numpy")
+    from ihmt_navigator import _vectors
+
+    monkeypatch.setattr(_vectors, "SNAPSHOT_FROM", 2)  # a snapshot from two memories
+    memory = Memory.init(tmp_path / "m", semantic="on")
+    try:
+        saved = [memory.save(text, date="2025-01-0" + str(i + 1)) for i, text in enumerate(
+            ["The deploy window is Tuesday morning.", "The vault phrase is kept offline.",
+             "Backups run nightly at 02:00."])]  # fmt: skip
+        vectors = memory.vectors
+        if vectors is None:
+            pytest.skip("the semantic extra did not load")
+        memory.search("deploy window")
+        snapshots = list(memory.store.state_file("x").parent.glob("*.vectors"))
+        assert len(snapshots) == 1 and saved[1].ids[0].encode() in snapshots[0].read_bytes()
+        memory.forget(saved[1].ids[0])
+        assert not snapshots[0].exists()
+        fresh = Memory(memory.store, semantic="on")  # another process, later
+        assert fresh.search("deploy window").status == "found"
+        assert saved[1].ids[0] not in {i for i, _ in fresh.vectors.query("vault").top(3)}  # type: ignore[union-attr]
+    finally:
+        memory.close()
+
+
 def test_forget_drops_the_facts_drawn_from_the_memory(memory: Memory) -> None:
     old = memory.save("I live in Madrid.", date="2024-03-11", project="")
     new = memory.save("I moved to Valencia now.", date="2026-02-03", project="")
