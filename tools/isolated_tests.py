@@ -183,8 +183,15 @@ def main(argv: list[str]) -> int:
     workers = ["-n", str(args.jobs), "--dist", "worksteal"] if args.jobs > 0 else []
     took_tests: dict[str, float] = {}
     skipped: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp_name:
+    # Each run's tmp_path folders in a folder of this run, its path as short as pytest's
+    # own (tests make Unix sockets there): the shared /tmp/pytest-of-<user>, pruned by
+    # every session, raced with other pytest runs on the machine (warnings are errors).
+    with (
+        tempfile.TemporaryDirectory(prefix="ihmt-isolated-") as tmp_name,
+        tempfile.TemporaryDirectory(prefix="ihmt-pt-") as temps_name,
+    ):
         tmp = Path(tmp_name)
+        temps = Path(temps_name)
         dist = tmp / "dist"
         plugins = tmp / "plugins"
         plugins.mkdir()
@@ -225,6 +232,7 @@ def main(argv: list[str]) -> int:
                         *durations,
                         "-p",
                         "no:cacheprovider",
+                        f"--basetemp={temps / str(tested.index(name))}",
                         "--rootdir",
                         str(ROOT),
                         "-c",
@@ -241,22 +249,23 @@ def main(argv: list[str]) -> int:
                     for nodeid in notes.read_text(encoding="utf-8").splitlines():
                         if nodeid and nodeid not in skipped:
                             skipped.append(nodeid)
-    if skipped:
-        # Tested nowhere else: what the slim venvs could not run, run with every extra.
-        print(f"== {len(skipped)} skipped in isolation, run in the workspace:", flush=True)
-        rerun_started = time.monotonic()
-        result = subprocess.run(
-            [
-                *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
-                *workers,
-                *durations,
-                *skipped,
-            ],
-            cwd=ROOT,
-        )
-        took_tests["(skipped, in the workspace)"] = time.monotonic() - rerun_started
-        if result.returncode != 0:
-            failures.append("the skipped tests rerun in the workspace")
+        if skipped:
+            # Tested nowhere else: what the slim venvs could not run, run with every extra.
+            print(f"== {len(skipped)} skipped in isolation, run in the workspace:", flush=True)
+            rerun_started = time.monotonic()
+            result = subprocess.run(
+                [
+                    *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+                    f"--basetemp={temps / 'workspace'}",
+                    *workers,
+                    *durations,
+                    *skipped,
+                ],
+                cwd=ROOT,
+            )
+            took_tests["(skipped, in the workspace)"] = time.monotonic() - rerun_started
+            if result.returncode != 0:
+                failures.append("the skipped tests rerun in the workspace")
     # Where the time went: each package's tests, longest first (venvs are made meanwhile).
     for name, took in sorted(took_tests.items(), key=lambda item: -item[1]):
         print(f"== {name}: tests took {took:.1f}s", flush=True)
