@@ -73,3 +73,24 @@ def test_every_secret_kind_is_found_and_named(kind: str, text: str) -> None:
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_misses_are_not_secrets(text: str) -> None:
     assert find_secrets(text) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Random keys whose letters happen to run in long pieces of one case.
+        "API key for the mail relay: twIm3wqeyos7VwjsJrmdnxIt29Iijn9q",
+        "the deploy token for staging is HqAOUYONTHDdzJLc0igiasaBmAphatxu",
+        "the deploy token for staging is UwCI2PAAQLTfbIfkurmdZYGQ0JHAJVDu",
+    ],
+)
+def test_a_random_key_is_a_token_though_it_splits_into_long_pieces(text: str) -> None:
+    assert [f.kind for f in find_secrets(text)] == ["a token"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Ec2InstanceProfileForImageBuilder", "getAccessTokenFromRefreshToken", "SpringBootContext3"],
+)
+def test_a_long_name_after_token_is_not_one(name: str) -> None:
+    assert find_secrets(f"The token for the build is {name}") == ()

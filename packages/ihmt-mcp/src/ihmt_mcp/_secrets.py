@@ -429,12 +429,16 @@ def _is_prose_token(value: str, gap: str, link: str) -> bool:
         any(c.isupper() for c in value),
         any(c.isdigit() for c in value),
     )
-    return (
-        all(has)
-        and _entropy(value) >= 3.5
-        and not _wordlike(value)
-        and not _readable_base64(value.rstrip("="))
+    if not all(has) or _entropy(value) < 3.5 or _readable_base64(value.rstrip("=")):
+        return False
+    # Random letters of both cases can split into long pieces ("PAAQL", "Ifkurmd") and
+    # pass for a name. A long name of English words without separators repeats its
+    # letters (entropy under 4.3 bits) and holds a digit or two at most.
+    entropy, digits = _entropy(value), sum(c.isdigit() for c in value)
+    keylike = (
+        value.isalnum() and len(value) >= 24 and (entropy >= 4.3 or (digits >= 3 and entropy >= 4))
     )
+    return keylike or not _wordlike(value)
 
 
 def _is_passphrase(value: str) -> bool:
