@@ -555,3 +555,25 @@ def test_a_word_found_only_inside_a_product_name_does_not_answer(
     assert never.status == "not_found", never.compact
     assert nav.search("Which search engine runs in the cluster?").status == "found"
     assert nav.search("Which language is the admin panel written in?").status == "found"
+
+
+def test_a_memory_saved_in_a_project_holds_the_project_the_question_names(
+    make_store: Callable[..., Store],
+) -> None:
+    # Said inside orbit, the memory does not repeat its name; asked from anywhere, the
+    # question names it: the project is what the memory is about.
+    store = make_store()
+    for n in range(20):
+        _put(store, f"filler note {n} about lunch and the weekly standup")
+    _put(store, "orbit's CI runs on GitHub Actions with Node 18 and 20.", project="orbit")
+    _put(store, "heron moved to npm workspaces; pnpm was tried and dropped.", project="heron")
+    mine = _put(store, "Use pnpm in this repo, never npm: the lockfile is pnpm's.", project="orbit")
+    result = Navigator(store).search("Does orbit use pnpm or npm?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == mine
+    assert "orbit" in result.best.matched and result.signals["lacking_name"] == 0.0
+    # Another project's memory does not hold orbit's name.
+    other = Navigator(store).search("Did orbit drop pnpm for npm workspaces?")
+    assert [h.id for h in other.results if "orbit" in h.matched] == [
+        h.id for h in other.results if h.project == "orbit"
+    ]

@@ -8,13 +8,23 @@ when the semantic layer is on.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ihmt_navigator._match import timestamp_of
 from ihmt_navigator._query import Query
 from ihmt_navigator._records import SearchOptions
 from ihmt_navigator._semantic import Similarities
-from ihmt_store import Candidate, FieldWeights, Store
+from ihmt_store import Candidate, FieldWeights, Store, terms
 
-__all__ = ["CANDIDATES", "COMMON_TERMS", "SEMANTIC_POOL", "admitted", "gather", "with_nearest"]
+__all__ = [
+    "CANDIDATES",
+    "COMMON_TERMS",
+    "SEMANTIC_POOL",
+    "admitted",
+    "gather",
+    "in_named_projects",
+    "with_nearest",
+]
 
 CANDIDATES = 30
 COMMON_TERMS = 0.05
@@ -102,3 +112,21 @@ def with_nearest(
         *leaves,
         *(lexical.get(e.id) or Candidate(entry=e, score=0.0, matched=()) for e in keep),
     ]
+
+
+def in_named_projects(q: Query, leaves: list[Candidate]) -> list[Candidate]:
+    """``leaves``, each memory of a project the question names holding that name: a
+    memory saved in a project is about it, whether its words say so or not ("use pnpm,
+    never npm", said in orbit, answers "which package manager does orbit use?")."""
+    named: dict[str, tuple[str, ...]] = {}
+    for project in {c.entry.project for c in leaves if c.entry.project}:
+        words = tuple(terms(project))
+        if words and all(t in q.q_terms for t in words):
+            named[project] = words
+    if not named:
+        return leaves
+    out = []
+    for cand in leaves:
+        extra = tuple(t for t in named.get(cand.entry.project, ()) if t not in cand.matched)
+        out.append(replace(cand, matched=cand.matched + extra) if extra else cand)
+    return out

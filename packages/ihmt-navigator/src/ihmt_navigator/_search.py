@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ihmt_navigator._broad import branch_notice, broad_branch
-from ihmt_navigator._candidates import admitted, gather
+from ihmt_navigator._candidates import admitted, gather, in_named_projects
 from ihmt_navigator._changes import judge
 from ihmt_navigator._corrections import (
     earlier_statements,
@@ -223,6 +223,13 @@ class Navigator:
         )
         if not leaves:
             return q, Answer(status="not_found")
+        # A project the question names: its memories hold its name.
+        leaves = in_named_projects(q, leaves)
+        named = {c.entry.id: c for c in leaves}
+        if lexical_best is not None:
+            lexical_best = named.get(lexical_best.entry.id, lexical_best)
+        if nearest is not None:
+            nearest = named.get(nearest.entry.id, nearest)
         # Which corrections the question is about: a memory corrected in another of its
         # facts answers as current.
         judge(store, q, [c.entry for c in sorted(leaves, key=lambda c: -scores[c.entry.id])])
