@@ -267,10 +267,9 @@ def answered(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def formula(row: dict[str, Any]) -> float:
-    """The confidence before the model: 0.6 x coverage + 0.4 x margin (as the answer
-    reported it where the scorer recorded it; else from the signals)."""
-    if row["confidence"] is not None:
-        return float(row["confidence"])
+    """The confidence before the model, 0.6 x coverage + 0.4 x margin, from the signals
+    (the answer's own coverage is lower where words and meaning disagree; the recorded
+    confidence is whatever model was shipped when the rows were collected)."""
     return 0.6 * row["x"][FEATURES.index("coverage")] + 0.4 * row["x"][FEATURES.index("margin")]
 
 
