@@ -241,9 +241,9 @@ def test_a_forgotten_memory_leaves_no_vector_in_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("numpy")
-    from ihmt_navigator import _vectors
+    from ihmt_navigator import VectorIndex
 
-    monkeypatch.setattr(_vectors, "SNAPSHOT_FROM", 2)  # a snapshot from two memories
+    monkeypatch.setattr(VectorIndex, "snapshot_from", 2)  # a snapshot from two memories
     memory = Memory.init(tmp_path / "m", semantic="on")
     try:
         saved = [memory.save(text, date="2025-01-0" + str(i + 1)) for i, text in enumerate(

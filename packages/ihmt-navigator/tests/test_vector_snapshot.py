@@ -40,7 +40,7 @@ QUESTIONS = ("memory number 42", "memory number 7", "something else", "a third q
 
 @pytest.fixture(autouse=True)
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_vectors, "SNAPSHOT_FROM", 200)
+    monkeypatch.setattr(_vectors.VectorIndex, "snapshot_from", 200)
     monkeypatch.setattr(_vectors, "SKETCH_FROM", 400)
     monkeypatch.setattr(_vectors, "SKETCH_DIMS", 16)
     monkeypatch.setattr(_vectors, "SHORTLIST", 100)

@@ -65,6 +65,9 @@ class VectorIndex:
     """
 
     _basis: NDArray[np.float32] | None
+    snapshot_from: int = SNAPSHOT_FROM
+    """Rows from which the vectors are also kept as a snapshot a new process maps
+    (:data:`SNAPSHOT_FROM`; a test may lower it on the class)."""
 
     def __init__(self, store: Store, embedder: Embedder) -> None:
         import numpy as np
@@ -172,7 +175,8 @@ class VectorIndex:
                 if len(changes.rows) < PAGE:
                     break
             # A forgotten memory's vector is not left in the snapshot either.
-            if (read >= SNAPSHOT_FROM and len(self._ids) >= SNAPSHOT_FROM) or removed:
+            every = self.snapshot_from
+            if (read >= every and len(self._ids) >= every) or removed:
                 self._snapshot()
 
     def _from_snapshot(self) -> None:
@@ -197,7 +201,7 @@ class VectorIndex:
     def _snapshot(self) -> None:
         from ihmt_navigator._vector_snapshot import drop_snapshots, write_snapshot
 
-        if len(self._ids) < SNAPSHOT_FROM or self._epoch is None:
+        if len(self._ids) < self.snapshot_from or self._epoch is None:
             drop_snapshots(self.store)
             return
         n = len(self._ids)
