@@ -135,15 +135,18 @@ def _hooks_text(paths: AgentPaths, spec: ServerSpec) -> str:
         command = shlex.join(spec.hook_argv(paths.agent, event))
         return {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT}
 
-    hooks = {
-        name: [handler(event)] for name, event in COPILOT_EVENTS if spec.capture or event != "stop"
-    }
+    hooks = {name: [handler(event)] for name, event in _events(spec)}
     return json.dumps({"version": 1, "hooks": hooks}, indent=2) + "\n"
 
 
-def _names(spec: ServerSpec | None) -> str:
+def _events(spec: ServerSpec | None) -> list[tuple[str, str]]:
+    """The hooks an install writes: the capture hook only when ``spec`` captures."""
     capture = spec is not None and spec.capture
-    return ", ".join(name for name, event in COPILOT_EVENTS if capture or event != "stop")
+    return [(name, event) for name, event in COPILOT_EVENTS if capture or event != "stop"]
+
+
+def _names(spec: ServerSpec | None) -> str:
+    return ", ".join(name for name, _ in _events(spec))
 
 
 def _ours(path: Path) -> dict[str, Any] | None:

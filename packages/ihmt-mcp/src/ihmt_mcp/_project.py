@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import chain
@@ -544,16 +545,15 @@ class ProjectIndex:
         if self._search is None:
             self._search = CodeSearch(self.store, embedder=self._embedder)
         search = self._search
-        symbols = chain.from_iterable(
-            rec.code_symbols(rel) for rel, rec in self._manifest.items() if not rec.skipped
-        )
-        picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
+
+        def symbols() -> Iterator[CodeSymbol]:
+            records = self._manifest.items()
+            return chain.from_iterable(rec.code_symbols(r) for r, rec in records if not rec.skipped)
+
+        picks = search.rank(q, symbols(), clue=clue, scope=scope, prefix=prefix)
         leaf = self._served(picks[0]) if picks else None
         if picks and leaf is None:  # repaired: rank again over what the files hold now
-            symbols = chain.from_iterable(
-                rec.code_symbols(rel) for rel, rec in self._manifest.items() if not rec.skipped
-            )
-            picks = search.rank(q, symbols, clue=clue, scope=scope, prefix=prefix)
+            picks = search.rank(q, symbols(), clue=clue, scope=scope, prefix=prefix)
             leaf = self.store.read_leaf(picks[0]) if picks else None
         if not picks or leaf is None:
             return (

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from datetime import date, datetime
@@ -87,8 +86,7 @@ def shared_look_due(store: Store, every: float) -> bool:
     if 0 <= age < every:
         return False
     try:
-        mark.touch()
-        os.utime(mark)
+        mark.touch()  # an existing mark's time set to now
     except OSError:
         pass
     return True
