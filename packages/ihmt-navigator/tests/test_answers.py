@@ -160,6 +160,40 @@ def test_a_name_shared_by_different_people_is_asked_about_even_if_one_matches_be
     assert {h.id for h in result.results} == {holm, sala}
 
 
+def test_a_namesake_far_down_the_list_still_makes_a_bare_name_ambiguous(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(14):
+        _put(store, f"Ines: release {n} ok.")
+    founder = _put(
+        store, "Ines Varga founded the studio in 2019 with two friends from her first job."
+    )
+    client = _put(
+        store, "Ines Kowal is the client's product owner and approves every change to fees."
+    )
+    result = Navigator(store).search("Who is Ines?")
+    assert result.status == "ambiguous"
+    assert {founder, client} <= {h.id for h in result.results}
+
+
+def test_the_rest_of_the_question_can_single_out_one_namesake(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    cat = _put(store, "Luis Marín adopted a grey cat called Pixel.")
+    _put(store, "Luis Pardo is my cousin in Valencia.")
+    nav = Navigator(store)
+    result = nav.search("What is Luis's cat called?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == cat
+    # a value every person has does not single one out
+    _put(store, "Luis Pardo's email is luis@example.org.")
+    assert nav.search("What's Luis's email address?").status == "ambiguous"
+
+
 def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     make_store: Callable[..., Store],
 ) -> None:

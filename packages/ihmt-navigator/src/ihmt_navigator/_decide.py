@@ -46,7 +46,7 @@ from ihmt_navigator._question import (
 from ihmt_navigator._records import Hit
 from ihmt_navigator._render import Answer
 from ihmt_navigator._semantic import Similarities
-from ihmt_navigator._signals import Signals, people_named, projects_near
+from ihmt_navigator._signals import Signals, people_named, projects_near, surname_after
 from ihmt_store import Candidate, Store, terms
 
 __all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide", "read_signals"]
@@ -206,7 +206,7 @@ def decide(
     # A clue that no candidate holds does not tell them apart.
     separated = any(t in q.c_terms for c in leaves for t in c.matched)
     if not separated:
-        split = namesakes(q, ranked)
+        split = namesakes(q, ranked, asks_value=bool(asked))
         if len(split) < 2 and not broad:
             split = project_split(q, best, ranked, scores)
         if len(split) >= 2:
@@ -417,33 +417,40 @@ def unheld_identifiers(q: Query, leaves: Sequence[Candidate]) -> tuple[str, ...]
     )
 
 
-def namesakes(q: Query, ranked: Sequence[Candidate]) -> list[Candidate]:
+def namesakes(q: Query, ranked: Sequence[Candidate], *, asks_value: bool) -> list[Candidate]:
     """Candidates in which a bare name of the question belongs to different people.
 
-    "Luis" asked alone, while good matches say "Luis Carrasco" and "Luis Sato", has
-    several referents; "Luis Sato" in the question has one.
+    "Luis" asked alone, while memories say "Luis Carrasco" and "Luis Sato", has several
+    referents; "Luis Sato" in the question has one. Every candidate counts, however far
+    down: a person many memories mention by first name alone pushes the memories that
+    give a namesake's full name down the list, and the namesake still exists.
+
+    What else the question asks about can single one of them out: "Luis's cat" is about
+    the Luis whose memories mention a cat, so only the memories holding a word of the
+    rest of the question are weighed. A value asked for does not (``asks_value``: an
+    email, a phone number…): every person has one, so "Greta's email" is a question
+    about either Greta even when the memory holds only one Greta's.
+
+    Returns:
+        The first memory of each person, then the other best memories of the name;
+        empty when the name has one referent.
     """
-    names = bare_names(q.text)
-    if not names:
-        return []
-    # Every candidate that holds the name counts, however well it matches the rest:
-    # "Greta's email" is a question about one of the Gretas even if only one of them
-    # has an email stored.
-    pool = [c for c in ranked[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
-    for name in names:
+    for name in bare_names(q.text):
         mention = re.compile(rf"\b{re.escape(name)}\b")
-        follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
-        people: set[str] = set()
-        holders: list[Candidate] = []
-        for cand in pool:
-            if not mention.search(cand.entry.excerpt):
-                continue
-            holders.append(cand)
-            match = follower.search(cand.entry.excerpt)
-            if match:
-                people.add(match.group(1).removesuffix("'s").removesuffix("’s"))
+        holders = [c for c in ranked if mention.search(c.entry.excerpt)]
+        rest = set(q.q_terms) - set(terms(name))
+        weighed = holders
+        if not asks_value:
+            weighed = [c for c in holders if rest.intersection(c.matched)] or holders
+        people: dict[str, Candidate] = {}
+        for cand in weighed:
+            who = surname_after(name, cand.entry.excerpt)
+            if who is not None:
+                people.setdefault(who, cand)
         if len(people) >= 2:
-            return holders
+            firsts = list(people.values())
+            near = [c for c in holders[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
+            return [*firsts, *(c for c in near if c not in firsts)]
     return []
 
 

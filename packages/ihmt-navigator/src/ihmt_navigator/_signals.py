@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-__all__ = ["FEATURES", "NEAR_SCORE", "Signals", "people_named", "projects_near"]
+__all__ = ["FEATURES", "NEAR_SCORE", "Signals", "people_named", "projects_near", "surname_after"]
 
 NEAR_SCORE = 0.5
 """A candidate scoring at least this share of the best's is near it (see :func:`projects_near`)."""
@@ -109,16 +109,17 @@ class Signals:
         return dict(zip(FEATURES, self.vector(), strict=True))
 
 
+def surname_after(name: str, text: str) -> str | None:
+    """Whom a first name in ``text`` belongs to: the capitalised word that follows it
+    ("Luis Carrasco" → "Carrasco"); None for a mention alone ("Luis said")."""
+    match = re.search(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)", text)
+    return match.group(1).removesuffix("'s").removesuffix("’s") if match else None
+
+
 def people_named(name: str, texts: Iterable[str]) -> set[str]:
-    """The people a first name belongs to in ``texts``: the capitalised words that follow
-    it ("Luis Carrasco", "Luis Sato": {"Carrasco", "Sato"}); a mention alone adds none."""
-    follower = re.compile(rf"\b{re.escape(name)}\s+([A-ZÁÉÍÓÚÑ][\w'-]+)")
-    people: set[str] = set()
-    for text in texts:
-        match = follower.search(text)
-        if match:
-            people.add(match.group(1).removesuffix("'s").removesuffix("’s"))
-    return people
+    """The people a first name belongs to in ``texts`` ("Luis Carrasco", "Luis Sato":
+    {"Carrasco", "Sato"}); a mention alone adds none."""
+    return {who for text in texts if (who := surname_after(name, text)) is not None}
 
 
 def projects_near(near: Iterable[tuple[str, float]], best: float) -> float:
