@@ -47,6 +47,26 @@ def test_a_first_name_shared_by_different_people_is_ambiguous(
     assert all(h.content for h in result.results)
 
 
+def test_asked_in_a_project_its_memory_comes_before_a_general_one_as_good(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    general = _put(store, "Every pull request says how to test it.")
+    falcon = _put(
+        store,
+        "falcon tests use pytest with fixtures in conftest.py; CI splits them across "
+        "four workers and retries a flaky one once.",
+        project="falcon",
+    )
+    nav = Navigator(store)
+    here = nav.search("how are the tests run here?", prefer_project="falcon")
+    assert here.best is not None and here.best.id == falcon
+    anywhere = nav.search("how are the tests run here?")
+    assert anywhere.best is not None and anywhere.best.id == general
+
+
 def test_projects_that_each_answer_a_question_asked_in_none_are_ambiguous(
     make_store: Callable[..., Store],
 ) -> None:

@@ -501,7 +501,28 @@ def in_scope_first(q: Query, leaves: Sequence[Candidate], scores: dict[str, floa
         else:
             cap = min(answering)
         scores[cand.entry.id] = score if cap is None else min(score, cap * 0.999)
+    here_before_everywhere(q, leaves, scores, cover)
     return unpointed
+
+
+def here_before_everywhere(
+    q: Query, leaves: Sequence[Candidate], scores: dict[str, float], cover: dict[str, float]
+) -> None:
+    """Asked in a project, a memory of no project comes after the project's memories
+    that hold as much of the question: "how are the tests run here?" is about this
+    project's tests before a general preference about testing, however much shorter
+    the general memory is (the words' score favours short memories)."""
+    home = q.options.prefer_project
+    own = [(cover[c.entry.id], scores[c.entry.id]) for c in leaves if c.entry.project == home]
+    if not own:
+        return
+    for cand in leaves:
+        if cand.entry.project:
+            continue
+        mine = cover[cand.entry.id]
+        cap = min((s for cov, s in own if cov >= mine - 1e-9), default=None)
+        if cap is not None:
+            scores[cand.entry.id] = min(scores[cand.entry.id], cap * 0.999)
 
 
 def project_split(
