@@ -204,7 +204,7 @@ def test_the_rest_of_the_question_can_single_out_one_namesake(
     for n in range(6):
         _put(store, f"filler note {n} about lunch")
     cat = _put(store, "Luis Marín adopted a grey cat called Pixel.")
-    _put(store, "Luis Pardo is my cousin in Valencia.")
+    _put(store, "Luis Pardo is my cousin in Valencia; Luis Pardo has a cat allergy.")
     nav = Navigator(store)
     result = nav.search("What is Luis's cat called?")
     assert result.status == "found"
@@ -212,6 +212,18 @@ def test_the_rest_of_the_question_can_single_out_one_namesake(
     # a value every person has does not single one out
     _put(store, "Luis Pardo's email is luis@example.org.")
     assert nav.search("What's Luis's email address?").status == "ambiguous"
+
+
+def test_a_product_followed_by_capitalised_words_is_not_several_people(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "The signup form is built with Orbit Widgets; our own widgets wrap them.")
+    _put(store, "Orbit Themes give the app its dark mode; the themes live in styles/.")
+    result = Navigator(store).search("What do we use Orbit for?")
+    assert result.status == "found"
 
 
 def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(

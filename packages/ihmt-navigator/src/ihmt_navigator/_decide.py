@@ -61,6 +61,8 @@ language (the least that is not a stray match: the answer shows as LOW CONFIDENC
 
 LEAD_RANK = 10
 """A memory's lead in meaning is measured over the memory at this rank."""
+NAMES_CHECKED = 20
+"""How many memories holding a word are read to tell whether it is used only in names."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,7 +208,7 @@ def decide(
     # A clue that no candidate holds does not tell them apart.
     separated = any(t in q.c_terms for c in leaves for t in c.matched)
     if not separated:
-        split = namesakes(q, ranked, asks_value=bool(asked))
+        split = namesakes(store, q, ranked, asks_value=bool(asked))
         if len(split) < 2 and not broad:
             split = project_split(q, best, ranked, scores)
         if len(split) >= 2:
@@ -417,18 +419,23 @@ def unheld_identifiers(q: Query, leaves: Sequence[Candidate]) -> tuple[str, ...]
     )
 
 
-def namesakes(q: Query, ranked: Sequence[Candidate], *, asks_value: bool) -> list[Candidate]:
+def namesakes(
+    store: Store, q: Query, ranked: Sequence[Candidate], *, asks_value: bool
+) -> list[Candidate]:
     """Candidates in which a bare name of the question belongs to different people.
 
     "Luis" asked alone, while memories say "Luis Carrasco" and "Luis Sato", has several
     referents; "Luis Sato" in the question has one. Every candidate counts, however far
     down: a person many memories mention by first name alone pushes the memories that
-    give a namesake's full name down the list, and the namesake still exists.
+    give a namesake's full name down the list, and the namesake still exists. A word
+    after the name is a surname only if the memories use it only in names
+    (:func:`only_in_names`): "Phoenix Channels" and "Phoenix Presence" are not two
+    people called Phoenix.
 
     What else the question asks about can single one of them out: "Luis's cat" is about
-    the Luis whose memories mention a cat, so only the memories holding a word of the
-    rest of the question are weighed. A value asked for does not (``asks_value``: an
-    email, a phone number…): every person has one, so "Greta's email" is a question
+    the Luis whose memories mention a cat, so only the memories holding as much of the
+    rest of the question as any are weighed. A value asked for does not (``asks_value``:
+    an email, a phone number…): every person has one, so "Greta's email" is a question
     about either Greta even when the memory holds only one Greta's.
 
     Returns:
@@ -438,20 +445,43 @@ def namesakes(q: Query, ranked: Sequence[Candidate], *, asks_value: bool) -> lis
     for name in bare_names(q.text):
         mention = re.compile(rf"\b{re.escape(name)}\b")
         holders = [c for c in ranked if mention.search(c.entry.excerpt)]
-        rest = set(q.q_terms) - set(terms(name))
         weighed = holders
         if not asks_value:
-            weighed = [c for c in holders if rest.intersection(c.matched)] or holders
+            rest = set(q.q_terms) - set(terms(name))
+
+            def held(cand: Candidate, rest: set[str] = rest) -> float:
+                return sum(q.weights.get(t, 0.0) for t in rest.intersection(cand.matched))
+
+            most = max((held(c) for c in holders), default=0.0)
+            if most > 0:
+                weighed = [c for c in holders if held(c) >= most - 1e-9]
         people: dict[str, Candidate] = {}
         for cand in weighed:
             who = surname_after(name, cand.entry.excerpt)
-            if who is not None:
-                people.setdefault(who, cand)
+            if who is not None and who not in people and only_in_names(store, who):
+                people[who] = cand
         if len(people) >= 2:
             firsts = list(people.values())
             near = [c for c in holders[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
             return [*firsts, *(c for c in near if c not in firsts)]
     return []
+
+
+def only_in_names(store: Store, word: str) -> bool:
+    """Whether the memories use ``word`` only as part of a name: always capitalised, and
+    always after another capitalised word ("Máire Kehoe", "Saoirse Kehoe's"). A product
+    ("on Slack"), a common word ("channels") or an acronym is not a surname."""
+    if not word[1:2].islower() or any(ch.isupper() for ch in word[2:]):
+        return False
+    # Not inside an address: "t.wren@example.org" is Wren's email, not a use of the word.
+    use = re.compile(rf"(?<![\w.@/-]){re.escape(word)}(?![\w@/-])", re.IGNORECASE)
+    for cand in store.candidates(terms(word), limit=NAMES_CHECKED, kinds=("leaf",)):
+        text = cand.entry.excerpt
+        for found in use.finditer(text):
+            before = text[: found.start()].rstrip().rsplit(None, 1)[-1:] or [""]
+            if found.group() != word or not before[0][:1].isupper():
+                return False
+    return True
 
 
 def in_scope_first(q: Query, leaves: Sequence[Candidate], scores: dict[str, float]) -> set[str]:
