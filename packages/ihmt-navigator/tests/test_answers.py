@@ -226,6 +226,45 @@ def test_a_product_followed_by_capitalised_words_is_not_several_people(
     assert result.status == "found"
 
 
+def test_the_newest_version_of_a_thing_answers_and_older_ones_are_flagged(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch", project="kite")
+    older = _put(
+        store,
+        "kite moved to Gradle 7.6 and the version catalog; buildSrc is gone.",
+        project="kite",
+        when="2023-03-01",
+    )
+    newer = _put(store, "kite is on Gradle 8.5 now.", project="kite", when="2025-02-01")
+    vaguer = _put(
+        store,
+        "We agreed to stay on Gradle 8 in kite: the move to Bazel is not worth it.",
+        project="kite",
+        when="2026-01-10",
+    )
+    result = Navigator(store).search("Which Gradle version is kite on?", prefer_project="kite")
+    by_id = {h.id: h for h in result.results}
+    assert result.best is not None and result.best.id == newer
+    assert by_id[older].outdated and by_id[older].outdated_by == newer
+    assert vaguer not in by_id or not by_id[vaguer].outdated
+
+
+def test_a_newer_version_of_something_else_does_not_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    staging = _put(store, "The staging database runs Postgres 14.9.", when="2023-01-01")
+    _put(store, "The prod database runs Postgres 16.2 since the upgrade.", when="2025-01-01")
+    result = Navigator(store).search("Which Postgres version does the staging database run?")
+    assert result.best is not None and result.best.id == staging
+    assert not any(h.outdated for h in result.results)
+
+
 def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     make_store: Callable[..., Store],
 ) -> None:

@@ -1,11 +1,11 @@
 """Corrections in an answer, and the memories a correction replaces.
 
 An OUTDATED memory never outranks the one that corrected it (:func:`corrections_first`);
-of two statements about one thing the newer comes first (:func:`newer_among_ties`) and
-the older is inferred outdated for this answer only (:func:`earlier_statements`,
-:func:`mark_earlier`); every corrected hit carries a notice naming its correction
-(:func:`outdated_notices`). :func:`find_corrected` says which earlier memories a
-``replaces`` hint describes.
+of two statements about one thing the newer comes first (:func:`newer_among_ties`,
+:func:`newest_value`) and the older is inferred outdated for this answer only
+(:func:`earlier_statements`, :func:`mark_earlier`); every corrected hit carries a
+notice naming its correction (:func:`outdated_notices`). :func:`find_corrected` says
+which earlier memories a ``replaces`` hint describes.
 
 A memory an agent or the user saved outranks one ``ihmt hook stop`` captured from a
 conversation (source :data:`CAPTURED_SOURCE`) when both answer equally well: on an equal
@@ -16,7 +16,7 @@ correction when it is saved, so its recency proves nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ihmt_navigator._candidates import CANDIDATES
@@ -52,6 +52,7 @@ __all__ = [
     "is_captured",
     "mark_earlier",
     "newer_among_ties",
+    "newest_value",
     "outdated_notices",
     "restored_against",
 ]
@@ -206,6 +207,55 @@ def newer_among_ties(
     if newest is None or newest.entry.timestamp <= best.entry.timestamp:
         return ranked
     return [newest, *(c for c in ranked if c is not newest)]
+
+
+def newest_value(
+    q: Query,
+    ranked: Sequence[Candidate],
+    value: Callable[[Candidate], str | None],
+    asking: frozenset[str],
+) -> tuple[list[Candidate], set[str]]:
+    """Of the current memories of the first one's project that hold what it holds of the
+    question (but the words asking for the value, ``asking``) and a version of the thing
+    asked about (``value``: "7.2" of "on Bazel 7.2", None without one), the newest
+    answers: "anvil moved to Bazel 7.2", later
+    "anvil is on Bazel 8.4", and "Which Bazel version is anvil on?" is answered by the
+    later, though nobody said it corrects the earlier. A thing has one version in one
+    place at a time. A later, vaguer statement of the same version ("Bazel 8" after
+    "Bazel 8.4") gives the answer to the more precise one, and outdates nothing.
+
+    Returns:
+        The order, and the earlier holders of another version: outdated for this
+        answer only.
+    """
+    first = ranked[0]
+    if q.is_outdated(first.entry) or value(first) is None:
+        return list(ranked), set()
+    subject = set(first.matched) - asking
+    held = {
+        c.entry.id: v
+        for c in ranked[:NAMESAKE_POOL]
+        if c.entry.project == first.entry.project
+        and not q.is_outdated(c.entry)
+        and subject <= set(c.matched)
+        and (v := value(c)) is not None
+    }
+    same = [c for c in ranked[:NAMESAKE_POOL] if c.entry.id in held]
+    latest = held[max(same, key=lambda c: c.entry.timestamp).entry.id]
+
+    def agrees(version: str) -> bool:
+        return version == latest or version.startswith(latest + ".")
+
+    precise = [c for c in same if agrees(held[c.entry.id])]
+    answer = max(precise, key=lambda c: (len(held[c.entry.id]), c.entry.timestamp))
+    earlier = {
+        c.entry.id
+        for c in same
+        if not agrees(held[c.entry.id]) and c.entry.timestamp < answer.entry.timestamp
+    }
+    if answer is first:
+        return list(ranked), earlier
+    return [answer, *(c for c in ranked if c is not answer)], earlier
 
 
 def earlier_statements(

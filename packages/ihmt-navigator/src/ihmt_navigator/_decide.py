@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ihmt_navigator._broad import broad_order
-from ihmt_navigator._corrections import corrections_first, newer_among_ties
+from ihmt_navigator._corrections import corrections_first, newer_among_ties, newest_value
 from ihmt_navigator._hits import build_hits, leaf_text
 from ihmt_navigator._match import (
     NAMESAKE_POOL,
@@ -42,6 +42,8 @@ from ihmt_navigator._question import (
     language_of,
     name_terms,
     name_words,
+    version_asked,
+    version_number,
 )
 from ihmt_navigator._records import Hit
 from ihmt_navigator._render import Answer
@@ -84,6 +86,8 @@ class Found:
     """A broad question: the memories about its subject answer together."""
     signals: Signals
     """What the decision weighed, shown with the answer."""
+    earlier: frozenset[str] = frozenset()
+    """Earlier values of the one thing asked about: outdated for this answer only."""
 
 
 def decide(
@@ -221,6 +225,7 @@ def decide(
                 signals=signals.shown(),
             )
 
+    earlier: set[str] = set()
     if broad:
         ranked = broad_order(q, ranked, leaves)
     else:
@@ -238,6 +243,15 @@ def decide(
                     signals=signals.shown(),
                 )
             ranked = [holder, *(c for c in ranked if c is not holder)]
+            thing = version_asked(query)
+            if thing:
+                number = version_number(thing)
+
+                def version(cand: Candidate) -> str | None:
+                    found = number.search(leaf_text(store, q, cand.entry))
+                    return found.group(1) if found else None
+
+                ranked, earlier = newest_value(q, ranked, version, cues)
     return Found(
         ranked=ranked,
         scores=scores,
@@ -246,6 +260,7 @@ def decide(
         tie_floor=tie_floor,
         broad=broad,
         signals=signals,
+        earlier=frozenset(earlier),
     )
 
 

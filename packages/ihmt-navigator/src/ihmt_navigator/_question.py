@@ -102,7 +102,8 @@ _SECRET_ASKED = re.compile(
 
 _VERSION_OF = re.compile(
     r"\b(?:which|what|qu[eé])\s+(?:\S+\s+){0,3}?(?P<before>[\w.+#-]+)\s+versions?\b"
-    r"|\bversi(?:on|ón)(?:es|s)?\s+(?:of|de|del)\s+(?P<after>[\w.+#-]+)",
+    r"|\bversi(?:on|ón)(?:es|s)?\s+(?:of|de|del)\s+(?:(?:the|el|la|los|las)\s+)?"
+    r"(?P<after>[\w.+#-]+)",
     re.IGNORECASE,
 )
 """'Which NVIDIA driver version…', 'the version of Postgres': the thing whose version is
@@ -296,11 +297,16 @@ def asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
     asked = [(name, shape) for name, cue, shape in ANSWER_TYPES if cue.search(query)]
     if _SECRET_ASKED.search(query) and not _WHERE.search(query):
         asked.append(("a secret (secrets are never saved)", _NOTHING))
-    versioned = _VERSION_OF.search(query)
-    if versioned:
-        thing = versioned.group("before") or versioned.group("after")
-        asked.append((f"a {thing} version", _version_of(thing)))
+    thing = version_asked(query)
+    if thing:
+        asked.append((f"a {thing} version", version_of(thing)))
     return asked
+
+
+def version_asked(query: str) -> str | None:
+    """The thing whose version the question asks for ("Which Bazel version…": "Bazel")."""
+    versioned = _VERSION_OF.search(query)
+    return (versioned.group("before") or versioned.group("after")) if versioned else None
 
 
 def asked_words(query: str) -> frozenset[str]:
@@ -316,7 +322,12 @@ def asked_words(query: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _version_of(thing: str) -> re.Pattern[str]:
+def version_number(thing: str) -> re.Pattern[str]:
+    """``thing`` followed by its version number ("Bazel 8.4", "Python v3.12"): group 1."""
+    return re.compile(rf"(?<![\w.-]){re.escape(thing)}\s+v?(\d+(?:\.\d+)*)(?![\w.])", re.IGNORECASE)
+
+
+def version_of(thing: str) -> re.Pattern[str]:
     """A memory that gives ``thing``'s version names it, with a number."""
     word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
     return re.compile(word + r".*\d|\d.*" + word, re.IGNORECASE | re.DOTALL)

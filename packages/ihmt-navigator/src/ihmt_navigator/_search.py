@@ -272,6 +272,7 @@ def _shape(store: Store, q: Query, found: Found) -> Answer:
         return Answer(status="not_found")
     notices = outdated_notices(store, q, hits)
     earlier = set() if broad else earlier_statements(q, ranked, scores, found.tie_floor)
+    earlier |= found.earlier
     earlier -= restored_against(store, ranked[0].entry.id, earlier)
     if earlier and hits[0].id == ranked[0].entry.id:
         hits, probable = mark_earlier(hits, earlier)
