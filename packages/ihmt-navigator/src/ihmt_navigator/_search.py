@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ihmt_navigator._aliases import with_aliases
 from ihmt_navigator._broad import branch_notice, broad_branch
 from ihmt_navigator._candidates import admitted, gather, in_named_projects
 from ihmt_navigator._changes import judge
@@ -225,6 +226,9 @@ class Navigator:
             return q, Answer(status="not_found")
         # A project the question names: its memories hold its name.
         leaves = in_named_projects(q, leaves)
+        # What the store learned from its memories: a project called by what it is, an
+        # abbreviation spelled out.
+        q, leaves = with_aliases(store, q, leaves, scores)
         named = {c.entry.id: c for c in leaves}
         if lexical_best is not None:
             lexical_best = named.get(lexical_best.entry.id, lexical_best)
