@@ -67,6 +67,38 @@ def test_asked_in_a_project_its_memory_comes_before_a_general_one_as_good(
     assert anywhere.best is not None and anywhere.best.id == general
 
 
+def test_a_practice_each_project_has_is_ambiguous_asked_in_none(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    falcon = _put(
+        store, "falcon lint: ruff with the default rules; CI fails on any finding.", project="falcon"
+    )
+    heron = _put(
+        store, "heron formatting: prettier on save, and eslint as the lint step.", project="heron"
+    )
+    kite = _put(store, "kite checks formatting with gofmt in a pre-commit hook.", project="kite")
+    photos = _put(
+        store, "heron's photo bucket has CORS open to the app's domain only.", project="heron"
+    )
+    _put(store, "falcon stores its build cache in a bucket.", project="falcon")
+    _put(store, "kite's CORS rules are set in the gateway.", project="kite")
+    _put(store, "owl resizes every photo on upload.", project="owl")
+    nav = Navigator(store)
+    practice = nav.search("Which lint and formatting tools do we use?")
+    assert practice.status == "ambiguous"
+    assert {falcon, heron, kite} <= {h.id for h in practice.results}
+    # each word is held elsewhere, one by one: only one project holds them together
+    specific = nav.search("Where is the CORS setup of the photo bucket?")
+    assert specific.status == "found"
+    assert specific.best is not None and specific.best.id == photos
+    # asked in a project, it is that project's practice
+    here = nav.search("Which lint and formatting tools do we use?", prefer_project="heron")
+    assert here.best is not None and here.best.id == heron
+
+
 def test_projects_that_each_answer_a_question_asked_in_none_are_ambiguous(
     make_store: Callable[..., Store],
 ) -> None:

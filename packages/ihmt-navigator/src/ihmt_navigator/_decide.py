@@ -19,7 +19,6 @@ from ihmt_navigator._broad import broad_order
 from ihmt_navigator._corrections import corrections_first, newer_among_ties, newest_value
 from ihmt_navigator._hits import build_hits, leaf_text
 from ihmt_navigator._match import (
-    NAMESAKE_POOL,
     SAME_SUBJECT,
     indistinct,
     is_stray,
@@ -46,9 +45,10 @@ from ihmt_navigator._question import (
     version_number,
 )
 from ihmt_navigator._records import Hit
+from ihmt_navigator._referents import namesakes, project_split
 from ihmt_navigator._render import Answer
 from ihmt_navigator._semantic import Similarities
-from ihmt_navigator._signals import Signals, people_named, projects_near, surname_after
+from ihmt_navigator._signals import Signals, people_named, projects_near
 from ihmt_store import Candidate, Store, terms
 
 __all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide", "read_signals"]
@@ -63,8 +63,6 @@ language (the least that is not a stray match: the answer shows as LOW CONFIDENC
 
 LEAD_RANK = 10
 """A memory's lead in meaning is measured over the memory at this rank."""
-NAMES_CHECKED = 20
-"""How many memories holding a word are read to tell whether it is used only in names."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,7 +212,7 @@ def decide(
     if not separated:
         split = namesakes(store, q, ranked, asks_value=bool(asked))
         if len(split) < 2 and not broad:
-            split = project_split(q, best, ranked, scores)
+            split = project_split(q, best, ranked, scores, dated=span is not None)
         if len(split) >= 2:
             among = tuple(build_hits(store, q, split[:8], scores))
             return Answer(
@@ -434,71 +432,6 @@ def unheld_identifiers(q: Query, leaves: Sequence[Candidate]) -> tuple[str, ...]
     )
 
 
-def namesakes(
-    store: Store, q: Query, ranked: Sequence[Candidate], *, asks_value: bool
-) -> list[Candidate]:
-    """Candidates in which a bare name of the question belongs to different people.
-
-    "Luis" asked alone, while memories say "Luis Carrasco" and "Luis Sato", has several
-    referents; "Luis Sato" in the question has one. Every candidate counts, however far
-    down: a person many memories mention by first name alone pushes the memories that
-    give a namesake's full name down the list, and the namesake still exists. A word
-    after the name is a surname only if the memories use it only in names
-    (:func:`only_in_names`): "Phoenix Channels" and "Phoenix Presence" are not two
-    people called Phoenix.
-
-    What else the question asks about can single one of them out: "Luis's cat" is about
-    the Luis whose memories mention a cat, so only the memories holding as much of the
-    rest of the question as any are weighed. A value asked for does not (``asks_value``:
-    an email, a phone number…): every person has one, so "Greta's email" is a question
-    about either Greta even when the memory holds only one Greta's.
-
-    Returns:
-        The first memory of each person, then the other best memories of the name;
-        empty when the name has one referent.
-    """
-    for name in bare_names(q.text):
-        mention = re.compile(rf"\b{re.escape(name)}\b")
-        holders = [c for c in ranked if mention.search(c.entry.excerpt)]
-        weighed = holders
-        if not asks_value:
-            rest = set(q.q_terms) - set(terms(name))
-
-            def held(cand: Candidate, rest: set[str] = rest) -> float:
-                return sum(q.weights.get(t, 0.0) for t in rest.intersection(cand.matched))
-
-            most = max((held(c) for c in holders), default=0.0)
-            if most > 0:
-                weighed = [c for c in holders if held(c) >= most - 1e-9]
-        people: dict[str, Candidate] = {}
-        for cand in weighed:
-            who = surname_after(name, cand.entry.excerpt)
-            if who is not None and who not in people and only_in_names(store, who):
-                people[who] = cand
-        if len(people) >= 2:
-            firsts = list(people.values())
-            near = [c for c in holders[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
-            return [*firsts, *(c for c in near if c not in firsts)]
-    return []
-
-
-def only_in_names(store: Store, word: str) -> bool:
-    """Whether the memories use ``word`` only as part of a name: always capitalised, and
-    always after another capitalised word ("Máire Kehoe", "Saoirse Kehoe's"). A product
-    ("on Slack"), a common word ("channels") or an acronym is not a surname."""
-    if not word[1:2].islower() or any(ch.isupper() for ch in word[2:]):
-        return False
-    # Not inside an address: "t.wren@example.org" is Wren's email, not a use of the word.
-    use = re.compile(rf"(?<![\w.@/-]){re.escape(word)}(?![\w@/-])", re.IGNORECASE)
-    for cand in store.candidates(terms(word), limit=NAMES_CHECKED, kinds=("leaf",)):
-        text = cand.entry.excerpt
-        for found in use.finditer(text):
-            before = text[: found.start()].rstrip().rsplit(None, 1)[-1:] or [""]
-            if found.group() != word or not before[0][:1].isupper():
-                return False
-    return True
-
-
 def in_scope_first(q: Query, leaves: Sequence[Candidate], scores: dict[str, float]) -> set[str]:
     """The current project's memories and global ones rank above other projects'.
 
@@ -568,31 +501,6 @@ def here_before_everywhere(
         cap = min((s for cov, s in own if cov >= mine - 1e-9), default=None)
         if cap is not None:
             scores[cand.entry.id] = min(scores[cand.entry.id], cap * 0.999)
-
-
-def project_split(
-    q: Query, best: Candidate, ranked: Sequence[Candidate], scores: dict[str, float]
-) -> list[Candidate]:
-    """Memories of different projects that answer the question equally well, when the
-    asker is in no project and names none: the best of each project."""
-    options, weights = q.options, q.weights
-    if options.prefer_project or options.project or not best.entry.project:
-        return []
-    if names_project(best.entry.project, list(weights)):
-        return []
-    per_project: dict[str, Candidate] = {}
-    for cand in ranked:
-        project = cand.entry.project
-        if not project or project in per_project or q.is_outdated(cand.entry):
-            continue
-        if scores[cand.entry.id] < 0.5 * scores[best.entry.id] or not indistinct(
-            best, cand, weights
-        ):
-            continue
-        if cand is not best and same_subject(best, cand):
-            continue
-        per_project[project] = cand
-    return list(per_project.values()) if len(per_project) >= 2 else []
 
 
 def _proper(word: str) -> bool:

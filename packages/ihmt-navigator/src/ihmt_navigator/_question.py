@@ -101,7 +101,8 @@ _SECRET_ASKED = re.compile(
 
 
 _VERSION_OF = re.compile(
-    r"\b(?:which|what|qu[eé])\s+(?:\S+\s+){0,3}?(?P<before>[\w.+#-]+)\s+versions?\b"
+    r"\b(?:which|what|qu[eé])(?:'s|’s)?\s+(?:\S+\s+){0,3}?"
+    r"(?!(?:the|a|an|our|your|its|el|la|su)\s)(?P<before>[\w.+#-]+)\s+versions?\b"
     r"|\bversi(?:on|ón)(?:es|s)?\s+(?:of|de|del)\s+(?:(?:the|el|la|los|las)\s+)?"
     r"(?P<after>[\w.+#-]+)",
     re.IGNORECASE,
