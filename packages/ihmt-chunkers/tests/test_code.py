@@ -472,6 +472,65 @@ def test_an_oversized_class_splits_per_member_even_in_pack_mode() -> None:
     assert all("class Inventory" not in b.text for b in methods)
 
 
+MEMBERS = '''"""Colors."""
+
+import re
+
+RED = 1
+GREEN = 2
+BLUE = 3
+
+
+class Color:
+    """A terminal color."""
+
+    name: str
+    """Its name."""
+    number: int = 0
+
+    def parse(self, text):
+        return re.match(text, self.name)
+
+    def __str__(self):
+        return self.name
+
+
+def blend(a, b):
+    return a
+'''
+
+
+def test_member_tokens_splits_every_class_while_loose_code_packs_to_the_target() -> None:
+    one = split(MEMBERS, doc_type="code", language="python", mode="symbol", target_tokens=1)
+    packed = split(
+        MEMBERS,
+        doc_type="code",
+        language="python",
+        mode="symbol",
+        target_tokens=400,
+        member_tokens=1,
+    )
+    for blocks in (one, packed):
+        assert "".join(b.text for b in blocks) == MEMBERS
+    # Every symbol keeps a block of its own either way.
+    named = [b.qualified_name for b in packed if b.qualified_name]
+    assert named == [b.qualified_name for b in one if b.qualified_name]
+    assert named == ["Color", "Color.parse", "Color.__str__", "blend"]
+    # What is no symbol packs: the constants together, the docstring and fields under
+    # the class header (a target of one token gave each line a block of its own).
+    color = next(b for b in packed if b.qualified_name == "Color")
+    assert color.text.startswith("class Color:\n") and "number: int = 0" in color.text
+    assert "def parse" not in color.text
+    loose = [b for b in packed if b.kind == "code"]
+    assert [b.text.split("\n", 1)[0] for b in loose] == ["RED = 1"]
+    assert len(packed) < len(one)
+    # Without member_tokens, a target of 400 keeps this small class whole.
+    whole = split(MEMBERS, doc_type="code", language="python", mode="symbol", target_tokens=400)
+    assert "Color.parse" not in [b.qualified_name for b in whole]
+    with pytest.raises(ValueError, match="member_tokens"):
+        split(MEMBERS, doc_type="code", language="python", mode="symbol", member_tokens=0)
+
+
 def test_pack_mode_packs_small_symbols_up_to_the_target() -> None:
     text = _read("ratelimit.go")
     blocks = split(

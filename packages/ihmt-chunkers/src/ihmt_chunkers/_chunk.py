@@ -35,6 +35,7 @@ def split(
     target_tokens: int = DEFAULT_TARGET_TOKENS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     dayfirst: bool = True,
+    member_tokens: int | None = None,
 ) -> tuple[Block, ...]:
     """Split ``text`` into blocks that never cut a logical block.
 
@@ -56,6 +57,10 @@ def split(
         max_tokens: Anything above it is split where the document type allows, or
             kept whole with ``oversized=True`` and a reason.
         dayfirst: How to read numeric dates such as ``03/04/2024`` in temporal texts.
+        member_tokens: In ``symbol`` mode, the size above which a class is split per
+            member, when it should differ from ``target_tokens``: ``member_tokens=1``
+            gives every method a block of its own while a class's header, docstring and
+            fields (and a module's constants) still pack up to ``target_tokens``.
 
     Returns:
         The blocks, in document order.
@@ -67,6 +72,8 @@ def split(
             below one token or a target above the maximum.
     """
     kind = _doc_type(doc_type)
+    if member_tokens is not None and member_tokens < 1:
+        raise ValueError("member_tokens must be at least 1")
     if mode not in ("pack", "symbol"):
         raise ValueError(f"mode must be 'pack' or 'symbol', not {mode!r}")
     if target_tokens < 1 or max_tokens < 1:
@@ -87,7 +94,7 @@ def split(
 
     pack = mode == "pack"
     if kind is DocType.CODE:
-        return _split_code(text, language, filename, mode, target_tokens, max_tokens)
+        return _split_code(text, language, filename, mode, target_tokens, max_tokens, member_tokens)
     if kind is DocType.NARRATIVE:
         return split_narrative(text, target_tokens=target_tokens, max_tokens=max_tokens, pack=pack)
     if kind is DocType.TEMPORAL:
@@ -134,6 +141,7 @@ def chunk(
     mode: Mode = "pack",
     target_tokens: int = DEFAULT_TARGET_TOKENS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    member_tokens: int | None = None,
 ) -> Chunked:
     """Detect what ``text`` is and split it accordingly.
 
@@ -147,6 +155,8 @@ def chunk(
         mode: ``"pack"`` or ``"symbol"``, as in :func:`split`.
         target_tokens: Packing target, as in :func:`split`.
         max_tokens: Oversize limit, as in :func:`split`.
+        member_tokens: The size above which a class splits per member in ``symbol``
+            mode, as in :func:`split`.
 
     Returns:
         The detection (after overrides) and the blocks.
@@ -186,6 +196,7 @@ def chunk(
         mode=mode,
         target_tokens=target_tokens,
         max_tokens=max_tokens,
+        member_tokens=member_tokens,
     )
     return Chunked(detection=detection, blocks=blocks)
 
@@ -215,6 +226,7 @@ def _split_code(
     mode: Mode,
     target_tokens: int,
     max_tokens: int,
+    member_tokens: int | None = None,
 ) -> tuple[Block, ...]:
     from ihmt_chunkers._code import split_code
     from ihmt_chunkers._text import split_generic
@@ -229,6 +241,7 @@ def _split_code(
             symbol_mode=mode == "symbol",
             target_tokens=target_tokens,
             max_tokens=max_tokens,
+            member_tokens=member_tokens,
         )
         if blocks is not None:
             return blocks

@@ -122,8 +122,13 @@ def split_code(
     symbol_mode: bool,
     target_tokens: int,
     max_tokens: int,
+    member_tokens: int | None = None,
 ) -> tuple[Block, ...] | None:
-    """Split source code; None when the language's grammar cannot be loaded."""
+    """Split source code; None when the language's grammar cannot be loaded.
+
+    In symbol mode a class above ``member_tokens`` (``target_tokens`` when None) is laid
+    out member by member, and loose code packs up to ``target_tokens``.
+    """
     grammar = load_grammar(language)
     if grammar is None:
         return None
@@ -144,7 +149,9 @@ def split_code(
         source=source,
         spec=spec,
         symbol_mode=symbol_mode,
-        threshold=target_tokens if symbol_mode else max_tokens,
+        threshold=(target_tokens if member_tokens is None else member_tokens)
+        if symbol_mode
+        else max_tokens,
         target=target_tokens,
     )
     groups = _layout(job, tree.root_node.children, 0, lines.count - 1, "", "")
