@@ -162,16 +162,17 @@ def test_only_the_branches_above_a_changed_file_are_rewritten(
 ) -> None:
     root = tmp_path / "many"
     root.mkdir()
-    for n in range(40):
-        (root / f"mod_{n:02}.py").write_text(f"def func_{n}(x):\n    return x + {n}\n")
     index = ProjectIndex(root, tmp_path / "idx")
+    # Enough files for several branches (an index's branches are wide).
+    for n in range(4 * index.store.config.branch_factor):
+        (root / f"mod_{n:03}.py").write_text(f"def func_{n}(x):\n    return x + {n}\n")
     index.sync()
     before = {e.id for e in index.store.iter_entries("branch")}
     assert len(before) > 3
-    (root / "mod_07.py").write_text("def func_7(x):\n    return x * 7\n")
+    (root / "mod_007.py").write_text("def func_7(x):\n    return x * 7\n")
     report = index.sync()
     after = {e.id for e in index.store.iter_entries("branch")}
-    assert report.changed == ("mod_07.py",)
+    assert report.changed == ("mod_007.py",)
     assert 1 <= report.branches_refreshed < len(before)
     assert before == after
     assert "x * 7" in index.find("func_7")
@@ -234,3 +235,76 @@ def test_a_secret_line_is_withheld_and_the_rest_of_its_file_indexed(
     assert not any(token in text for text in texts)
     assert not any("MIIEowIBAAKCAQEA7x" in text for text in texts)
     assert "orders/key.py" not in index.map() and "orders/config.py" in index.map()
+
+
+def _symbols(index: ProjectIndex) -> dict[str, list[tuple[object, ...]]]:
+    """Every file's symbols as the map lists them, and the leaves the store holds."""
+    out: dict[str, list[tuple[object, ...]]] = {
+        rel: [(name, kind, first, last) for name, kind, first, last, _ in rec.symbols]
+        for rel, rec in index._manifest.items()
+        if not rec.skipped
+    }
+    leaves = index.store.read_leaves([e.id for e in index.store.iter_entries("leaf")])
+    out["(leaves)"] = sorted(
+        (leaf.source, leaf.span.start_line if leaf.span else 0, leaf.text) for leaf in leaves
+    )
+    return out
+
+
+def test_a_first_index_and_an_incremental_one_hold_the_same_symbols(
+    project: Path, tmp_path: Path
+) -> None:
+    docs = "# Shop\n\n" + "\n\n".join(f"Paragraph {n} about orders." for n in range(30)) + "\n"
+    (project / "README.md").write_text(docs, encoding="utf-8")
+    # Built step by step: a file at a time, one edited twice, one removed.
+    grown = ProjectIndex(project, tmp_path / "grown")
+    service = project / "orders" / "service.py"
+    final = service.read_text(encoding="utf-8")
+    service.write_text(final.replace("release its stock", "v1"), encoding="utf-8")
+    extra = project / "orders" / "extra.py"
+    extra.write_text("def extra():\n    return 1\n", encoding="utf-8")
+    grown.map()
+    service.write_text(final + "\n\ndef added():\n    return 2\n", encoding="utf-8")
+    grown.find("added")
+    service.write_text(final, encoding="utf-8")
+    extra.unlink()
+    grown.map(detail="symbols")
+    # Built in one go from the same files.
+    first = ProjectIndex(project, tmp_path / "first")
+    assert first.map(detail="symbols") == grown.map(detail="symbols")
+    assert _symbols(first) == _symbols(grown)
+    assert first.find("where are orders read from a JSON file?") == grown.find(
+        "where are orders read from a JSON file?"
+    )
+    assert grown.store.stats().unreachable == 0 and first.store.stats().unreachable == 0
+    grown.close()
+    first.close()
+
+
+def test_a_class_leaf_holds_its_docstring_and_fields_and_docs_pack(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "orders" / "model.py").write_text(
+        "RED = 1\nGREEN = 2\n\n\nclass Order:\n"
+        '    """An order of one item."""\n\n'
+        "    sku: str\n    quantity: int = 1\n\n"
+        "    def total(self):\n        return self.quantity\n",
+        encoding="utf-8",
+    )
+    docs = "\n\n".join(f"Paragraph {n} says what the shop does." for n in range(20)) + "\n"
+    (project / "README.md").write_text(docs, encoding="utf-8")
+    index = ProjectIndex(project, tmp_path / "indexes")
+    try:
+        answer = index.find("Order")
+        assert answer.startswith("orders/model.py:5-9 · Order")
+        assert "An order of one item" in answer and "quantity: int = 1" in answer
+        assert "def total" not in answer
+        assert index.find("Order.total").startswith("orders/model.py:11-12 · Order.total")
+        symbols = index.map(detail="symbols", subpath="orders/model.py")
+        assert "class Order 5-9" in symbols and "method Order.total 11-12" in symbols
+        # One leaf for the two constants, one for the whole README (short enough).
+        kinds = [row[1] for row in index._manifest["orders/model.py"].symbols]
+        assert kinds == ["code", "class", "method"]
+        assert len(index._manifest["README.md"].symbols) == 1
+    finally:
+        index.close()

@@ -144,3 +144,31 @@ def test_a_paragraph_of_docs_ranks_below_the_code_it_describes(
         symbols.append(CodeSymbol(source, name, kind, leaf.leaf_id))
     picks = CodeSearch(store).rank("how does the cache evict a key when full?", symbols)
     assert _sources(store, picks) == ["src/cache.py", "docs/api.rst"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        # A module's constant that names the words of the question as well as the function.
+        ("code", "DEFAULT = parse('bold red on white')\n"),
+        # A passage of the docs (paragraphs packed together).
+        ("passage", "Parse a style: bold red on white.\n\nA style is parsed from words.\n"),
+    ],
+)
+def test_loose_code_and_packed_docs_rank_below_the_function_that_does_it(
+    make_store: Callable[..., Store], kind: str, text: str
+) -> None:
+    store = make_store()
+    rows = [
+        ("src/styles.py", "", kind, text),
+        ("src/style.py", "parse", "function", "def parse(definition):\n    # bold red on white\n"),
+    ]
+    symbols = []
+    for position, (source, name, row_kind, body) in enumerate(rows):
+        leaf = make_leaf(
+            body, domain="code", source=source, position=position, tags=(f"kind:{row_kind}",)
+        )
+        store.put_leaf(leaf)
+        symbols.append(CodeSymbol(source, name, row_kind, leaf.leaf_id))
+    picks = CodeSearch(store).rank("how is a style such as bold red on white parsed?", symbols)
+    assert _sources(store, picks)[0] == "src/style.py"

@@ -15,7 +15,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Literal, TypeGuard, cast
 
-from ihmt_chunkers import BinaryContentError, chunk, decode
+from ihmt_chunkers import BinaryContentError, DocType, decode, detect, split
 from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp._withheld import withhold_lines
@@ -35,6 +35,7 @@ from ihmt_store import (
     LeafNotFoundError,
     Span,
     Store,
+    StoreConfig,
     estimate_tokens,
     leaf_id_for,
 )
@@ -51,6 +52,8 @@ __all__ = [
 
 CODE_DOMAIN = "code"
 """One domain per project index, so its branches follow path order across languages."""
+BRANCH_FACTOR = 32
+"""Children per branch of a new project index (a memory store has 8)."""
 MAX_INDEX_BYTES = 512 * 1024
 """Files larger than this are left out of the index."""
 MAX_INDEX_FILES = 20_000
@@ -174,6 +177,10 @@ class ProjectIndex:
     def store(self) -> Store:
         """The index's own store (created on first use)."""
         if self._store is None:
+            if not Store.exists(self.store_path):
+                # Branches of code are outlines nobody reads as text: wide ones make a
+                # shallower tree of fewer files (a first index creates every one).
+                Store.create(self.store_path, StoreConfig(branch_factor=BRANCH_FACTOR)).close()
             # Derived from the codebase: atomic writes, no flush (a crash re-derives).
             self._store = Store.open(self.store_path, create=True, derived=True)
         return self._store
@@ -306,8 +313,21 @@ class ProjectIndex:
             with store.batch():
                 for rel in removed:
                     parents |= self._drop(manifest.pop(rel).leaves)
+                # Every changed file's new symbols are written together: one catalog
+                # lookup and one insert for all of them (a first index writes thousands).
+                written: list[Leaf] = []
+                joins: list[tuple[list[str], str]] = []
                 for rank, rel, _full, data, sha, st in todo:
-                    parents |= self._reindex(rank, rel, data, sha, st)
+                    parents |= self._reindex(rank, rel, data, sha, st, written, joins)
+                if written:
+                    store.put_leaves(written)
+                for fresh, old_parent in joins:
+                    if store.entry(old_parent) is not None:
+                        # The new symbols of a changed file join its old branch: the tree
+                        # keeps its path order and only that branch (and those above it)
+                        # are rewritten.
+                        store.set_parent(fresh, old_parent)
+                        parents.add(old_parent)
                 # Branches keep path order for the tree; nobody reads them as text here.
                 consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
                 refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
@@ -343,7 +363,19 @@ class ProjectIndex:
             store.forget(leaf_id)
         return parents
 
-    def _reindex(self, rank: int, rel: str, data: bytes, sha: str, st: os.stat_result) -> set[str]:
+    def _reindex(
+        self,
+        rank: int,
+        rel: str,
+        data: bytes,
+        sha: str,
+        st: os.stat_result,
+        written: list[Leaf],
+        joins: list[tuple[list[str], str]],
+    ) -> set[str]:
+        """Chunk one new or changed file into its record; the leaves to write go to
+        ``written``, and ``(new ids, old branch)`` to ``joins`` when its new symbols are
+        to join the branch its old ones had. Returns the branches to refresh."""
         store = self.store
         old = self._manifest.get(rel)
         old_ids = list(old.leaves) if old else []
@@ -371,12 +403,26 @@ class ProjectIndex:
         leaves: list[Leaf] = []
         if text.strip():
             config = store.config
-            # In symbol mode the target is the size above which a class is laid out member
-            # by member; 1 makes every method a leaf of its own, as find_code needs.
-            chunked = chunk(text, rel, mode="symbol", target_tokens=1, max_tokens=config.max_tokens)
+            detection = detect(text, filename=rel)
+            code = detection.doc_type is DocType.CODE
+            # Every method a leaf of its own, as find_code needs (a class above one token is
+            # laid out member by member); what is no symbol (a class's docstring and
+            # fields, a module's constants) packs up to the store's target, under its class
+            # header: one leaf per symbol, not one per line of loose code. Prose (a README,
+            # the docs) has no symbols: its paragraphs pack up to the target too.
+            blocks = split(
+                text,
+                doc_type=detection.doc_type,
+                language=detection.language,
+                filename=rel,
+                mode="symbol" if code else "pack",
+                target_tokens=min(config.target_tokens, config.max_tokens),
+                member_tokens=1 if code else None,
+                max_tokens=config.max_tokens,
+            )
             record.tokens = estimate_tokens(text)
             stamp = _EPOCH + timedelta(seconds=rank * 1000)
-            for position, block in enumerate(chunked.blocks):
+            for position, block in enumerate(blocks):
                 if not block.text.strip():
                     continue
                 leaf_id = leaf_id_for(
@@ -397,7 +443,7 @@ class ProjectIndex:
                             "%Y-%m-%dT%H:%M:%SZ"
                         ),
                         domain=CODE_DOMAIN,
-                        data_type=chunked.detection.doc_type.value.upper(),
+                        data_type=detection.doc_type.value.upper(),
                         source=rel,
                         tags=(*block.tags, f"kind:{block.kind}"),
                         span=Span(start_line=block.start_line, end_line=block.end_line),
@@ -417,9 +463,9 @@ class ProjectIndex:
         new_ids = [leaf.leaf_id for leaf in leaves]
         keep = set(new_ids)
         record.keys = [_leaf_key(leaf) for leaf in leaves]
-        written: dict[str, str] = {}
+        held: dict[str, str] = {}
         if old is not None and len(old.keys) == len(old_ids):
-            written = dict(zip(old_ids, old.keys, strict=True))
+            held = dict(zip(old_ids, old.keys, strict=True))
         old_parent = None
         for leaf_id in old_ids:
             entry = store.entry(leaf_id)
@@ -428,16 +474,12 @@ class ProjectIndex:
                 break
         parents = self._drop([i for i in old_ids if i not in keep])
         keys = zip(leaves, record.keys, strict=True)
-        changed = [leaf for leaf, key in keys if written.get(leaf.leaf_id) != key]
-        if changed:
-            store.put_leaves(changed)
+        changed = [leaf for leaf, key in keys if held.get(leaf.leaf_id) != key]
+        written.extend(changed)
         known = set(old_ids)
         fresh = [i for i in new_ids if i not in known]
-        if fresh and old_parent is not None and store.entry(old_parent) is not None:
-            # The new symbols of a changed file join its old branch: the tree keeps its
-            # path order and only that branch (and those above it) are rewritten.
-            store.set_parent(fresh, old_parent)
-            parents.add(old_parent)
+        if fresh and old_parent is not None:
+            joins.append((fresh, old_parent))
         record.leaves = new_ids
         self._manifest[rel] = record
         return parents

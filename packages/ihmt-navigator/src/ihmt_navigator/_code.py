@@ -29,9 +29,15 @@ NAMED_FILE = 1.5
 IMPORTS = 0.3
 """Score factor for a file's imports: they name everything and define nothing."""
 PROSE = 0.5
-"""Score factor for a block of prose (a paragraph of a README or of the docs, a change
-log entry): find_code answers with code; the prose that describes it comes after."""
-PROSE_KINDS = frozenset({"kind:paragraph", "kind:entry"})
+"""Score factor for a block of prose (a paragraph or a passage of a README or of the
+docs, a change log entry): find_code answers with code; the prose that describes it
+comes after."""
+PROSE_KINDS = frozenset({"kind:paragraph", "kind:passage", "kind:entry", "kind:section"})
+LOOSE = 0.7
+"""Score factor for loose code (a module's constants, a demo under ``__main__``, packed
+together): a question asked in words is about what code does, which a function, a method
+or a class says. Any factor from 0.5 to 0.85 gives the same answers on
+``tools/bench/find_code.py``; 1.0 loses one of rich's."""
 TEST_FILE = 0.6
 """Score factor for a test file's symbol when the scope is ``all``."""
 RERANK = 20
@@ -173,6 +179,8 @@ class CodeSearch:
                 score *= IMPORTS
             elif not PROSE_KINDS.isdisjoint(entry.tags):
                 score *= PROSE
+            elif "kind:code" in entry.tags:
+                score *= LOOSE
             if scope == "all" and is_test_path(entry.source):
                 score *= TEST_FILE
             if c_terms:
