@@ -9,7 +9,14 @@ import pytest
 
 import ihmt_navigator._search as search_module
 from ihmt_navigator import Navigator
-from ihmt_navigator._aliases import abbreviations, clipped, definition, profile, spells_out
+from ihmt_navigator._aliases import (
+    abbreviations,
+    clipped,
+    definition,
+    profile,
+    spells_out,
+    stands_for,
+)
 from ihmt_store import Store
 from ihmt_store.testing import make_leaf
 
@@ -116,6 +123,7 @@ def test_abbreviations_are_initials_numeronyms_and_clippings() -> None:
     assert not clipped("to", "tomorrow")  # a stop word clips nothing
     assert not clipped("versiones", "each of those versions")  # no word starts the other
     assert spells_out("ID", "the key is in Doppler") == []  # "in" stands for no letter
+    assert spells_out("CA", "renewing the certificate ACM issued") == []  # ACM is no word
 
 
 def test_asked_in_another_project_a_described_one_answers(tmp_path: Path) -> None:
@@ -137,3 +145,38 @@ def test_asked_in_the_described_project_its_words_are_not_read_as_its_name(
         "Which Elm version do the greenhouse sensors need?", prefer_project="marlin"
     )
     assert result.best is None or "marlin" not in result.best.matched
+
+
+def _ledger_store(tmp_path: Path, *, defined: bool) -> Store:
+    texts = [
+        "Backups of Zarbonite go to the tape library every night.",
+        "Website backups go to an object bucket every night.",
+        "The ZB replica sits in rack four of the basement room.",
+        "The basement room has a replica of the old reception desk.",
+    ]
+    if defined:
+        texts.append("In tickets we write ZB (Zarbonite) to save typing.")
+    store = Store.create(tmp_path / "store")
+    store.put_leaves([make_leaf(text, position=i) for i, text in enumerate(texts)])
+    return store
+
+
+def test_an_abbreviation_a_memory_defines_is_expanded_both_ways(tmp_path: Path) -> None:
+    store = _ledger_store(tmp_path, defined=True)
+    assert stands_for("ZB", "Zarbonite") and not stands_for("ART", "UTC-3")
+    nav = Navigator(store)
+    forward = nav.search("Where do ZB backups go?")
+    assert forward.best is not None and "tape library" in forward.best.content
+    assert "zb" in forward.best.matched
+    backward = nav.search("Which rack holds the Zarbonite replica?")
+    assert backward.best is not None and "rack four" in backward.best.content
+    assert "zarbonit" in backward.best.matched or "zarbonite" in backward.best.matched
+
+
+def test_without_the_definition_the_abbreviation_is_not_expanded(tmp_path: Path) -> None:
+    store = _ledger_store(tmp_path / "plain", defined=False)
+    nav = Navigator(store)
+    forward = nav.search("Where do ZB backups go?")
+    assert forward.best is None or "tape library" not in forward.best.content
+    backward = nav.search("Which rack holds the Zarbonite replica?")
+    assert backward.best is None or "rack four" not in backward.best.content

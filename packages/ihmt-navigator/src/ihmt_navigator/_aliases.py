@@ -17,14 +17,16 @@ memories themselves, never from a word list:
 - **An abbreviation spelled out.** An abbreviation of the question that a candidate
   memory spells out, or one a memory uses where the question spells it out, is held
   by that memory: the initials of consecutive words ("DR" and "disaster recovery"),
-  or a numeronym ("k8s": a k, eight letters, an s; "kubernetes"); a word no memory
+  a numeronym ("k8s": a k, eight letters, an s; "kubernetes"), or the long form some
+  memory defines it as ("PG (PostgreSQL)", "k8s, i.e. Kubernetes"); a word no memory
   holds that is one of the memory's words clipped ("lib" for "library"), or the other
   way round. An abbreviation no memory holds is then no name nothing stored
   mentions.
 
-Profiles are read from the store (its full-text index, a few rows a project) and kept
-until its next write (:attr:`ihmt_store.Store.generation`). A store whose memories
-define no project and spell out no abbreviation of the question answers as before.
+Profiles and definitions are read from the store (its full-text index, a few rows
+each) and kept until its next write (:attr:`ihmt_store.Store.generation`). A store
+whose memories define no project and spell out no abbreviation of the question answers
+as before.
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ __all__ = [
     "abbreviations",
     "clipped",
     "definition",
+    "definitions",
     "described_project",
     "profile",
     "spells_out",
+    "stands_for",
     "with_aliases",
 ]
 
@@ -74,6 +78,7 @@ _CLIP = 2
 
 _lock = threading.Lock()
 _profiles: dict[tuple[str, int, str], frozenset[str]] = {}
+_definitions: dict[tuple[str, int, str], tuple[str, ...]] = {}
 _KEPT = 4096
 """Profiles kept in memory (each a few dozen terms), across stores and generations."""
 
@@ -169,8 +174,9 @@ def spells_out(abbreviation: str, text: str) -> list[str]:
 
 def _content(word: str) -> bool:
     """A word that can stand for a letter of an abbreviation: not a stop word ("in
-    Doppler" does not spell out "ID"), of at least three letters."""
-    return len(word) >= _SHORTEST and fold(word).casefold() not in STOP_WORDS
+    Doppler" does not spell out "ID"), of at least three letters, not an abbreviation
+    itself ("certificate ACM" does not spell out "CA")."""
+    return len(word) >= _SHORTEST and not word.isupper() and fold(word).casefold() not in STOP_WORDS
 
 
 def clipped(word: str, text: str) -> bool:
@@ -193,6 +199,79 @@ def _clipped(word: str, others: Sequence[str]) -> bool:
     return False
 
 
+def stands_for(abbreviation: str, words: str) -> bool:
+    """True when ``words`` can be what ``abbreviation`` is short for: they start with its
+    first letter and hold its letters in order ("PG" and "PostgreSQL", "DR" and
+    "disaster recovery"; not "ART" and "UTC-3"), or it is their numeronym."""
+    numeronym = _NUMERONYM.fullmatch(abbreviation)
+    if numeronym is not None:
+        return bool(spells_out(abbreviation, words)) and len(_WORD.findall(words)) == 1
+    letters = fold(abbreviation).casefold()
+    folded = "".join(_WORD.findall(fold(words).casefold()))
+    if not letters or not folded.startswith(letters[0]):
+        return False
+    at = 0
+    for letter in letters:
+        at = folded.find(letter, at)
+        if at < 0:
+            return False
+        at += 1
+    return True
+
+
+def _defining(abbreviation: str) -> list[re.Pattern[str]]:
+    """How a memory says what ``abbreviation`` stands for: "long form (ABBR)", "ABBR
+    (long form)", "ABBR, i.e. long form", "ABBR = long form", "ABBR stands for long
+    form"."""
+    abbr = re.escape(abbreviation)
+    long = r"[^\W\d_][\w'’.+-]*(?:\s+[\w'’.+-]+){0,4}"
+    return [
+        re.compile(rf"(?P<long>{long})\s*\(\s*{abbr}s?\s*\)"),
+        re.compile(rf"(?<![\w-]){abbr}s?\s*\(\s*(?:i\.?e\.?,?\s*)?(?P<long>{long})\s*\)"),
+        re.compile(
+            rf"(?<![\w-]){abbr}s?(?:,?\s+i\.?e\.?,?|\s*=|\s+(?:stands for|is short for|means))"
+            rf"\s+(?P<long>{long})"
+        ),
+    ]
+
+
+def definitions(store: Store, abbreviation: str) -> tuple[str, ...]:
+    """What the memories say ``abbreviation`` stands for (see :func:`stands_for`): each
+    long form the shortest that fits; kept until the store's next write."""
+    key = (str(store.path), store.generation, "\0" + abbreviation)
+    with _lock:
+        known = _definitions.get(key)
+    if known is not None:
+        return known
+    found: dict[str, None] = {}
+    words = terms(abbreviation)
+    patterns = _defining(abbreviation)
+    for cand in store.candidates(words, limit=DEFINITIONS, kinds=("leaf",)) if words else []:
+        for pattern in patterns:
+            for match in pattern.finditer(cand.entry.excerpt):
+                long = _fitting(abbreviation, match.group("long"), pattern is patterns[0])
+                if long:
+                    found[long] = None
+    out = tuple(found)
+    with _lock:
+        if len(_definitions) >= _KEPT:
+            _definitions.clear()
+        _definitions[key] = out
+    return out
+
+
+def _fitting(abbreviation: str, long: str, before: bool) -> str:
+    """The fewest words of ``long`` (its last ones when it comes before the
+    abbreviation, else its first ones) that the abbreviation stands for, or ""."""
+    parts = long.split()
+    for size in range(1, len(parts) + 1):
+        chosen = parts[-size:] if before else parts[:size]
+        text = " ".join(chosen)
+        if stands_for(abbreviation, text) and all(_content(w) for w in chosen[:1]):
+            return text
+    return ""
+
+
 def with_aliases(
     store: Store, q: Query, leaves: list[Candidate], scores: dict[str, float]
 ) -> tuple[Query, list[Candidate]]:
@@ -201,7 +280,7 @@ def with_aliases(
     spells out (or uses for words the question spells out) is held by it. Unchanged
     when nothing applies; ``scores`` are updated in place."""
     q, leaves = _described(store, q, leaves, scores)
-    return _abbreviated(q, leaves)
+    return _abbreviated(store, q, leaves)
 
 
 def _described(
@@ -228,7 +307,7 @@ def _described(
     return q, out
 
 
-def _abbreviated(q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candidate]]:
+def _abbreviated(store: Store, q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candidate]]:
     asked = [a for a in abbreviations(q.text) if set(terms(a)) & set(q.q_terms)]
     # A word no memory holds may be one a memory holds clipped, or its clipping.
     unseen_words = [
@@ -244,9 +323,13 @@ def _abbreviated(q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candida
     for cand in leaves:
         text = q.texts.get(cand.entry.id) or cand.entry.excerpt
         extra: list[str] = []
+        held = frozenset(terms(text))
         for abbr in asked:
             short = [t for t in terms(abbr) if t in q.q_terms]
-            if all(t in cand.matched for t in short) or not spells_out(abbr, text):
+            if all(t in cand.matched for t in short):
+                continue
+            longs = definitions(store, abbr)
+            if not spells_out(abbr, text) and not any(held.issuperset(terms(x)) for x in longs):
                 continue
             extra += short
             for t in short:
@@ -258,9 +341,7 @@ def _abbreviated(q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candida
                 learned[t] = learned.get(t, 0) + 1
         for abbr in abbreviations(text):
             if abbr not in spelled:  # the question spelling out what the memory abbreviates
-                held = set(terms(abbr)) & set(q.q_terms)
-                words = [] if held else spells_out(abbr, q.text)
-                spelled[abbr] = [t for w in words for t in terms(w) if t in q.q_terms]
+                spelled[abbr] = _spelled_in_question(store, q, abbr)
             extra += spelled[abbr]
         extra = [t for t in dict.fromkeys(extra) if t not in cand.matched]
         if extra:
@@ -275,6 +356,21 @@ def _abbreviated(q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candida
         weights = {**q.weights, **{t: rarity(q.total, n) for t, n in unseen.items()}}
         q = replace(q, df=df, weights=weights)
     return q, out
+
+
+def _spelled_in_question(store: Store, q: Query, abbreviation: str) -> list[str]:
+    """The question's terms that spell out ``abbreviation`` (a memory's), by its
+    initials or as a memory defines it; none when the question uses it as such."""
+    if set(terms(abbreviation)) & set(q.q_terms):
+        return []
+    words = [t for w in spells_out(abbreviation, q.text) for t in terms(w)]
+    if not words:
+        asked = set(q.q_terms)
+        for long in definitions(store, abbreviation):
+            if asked.issuperset(terms(long)):
+                words = terms(long)
+                break
+    return [t for t in words if t in q.q_terms]
 
 
 def _even(
