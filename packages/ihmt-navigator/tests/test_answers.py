@@ -297,6 +297,28 @@ def test_a_newer_version_of_something_else_does_not_answer(
     assert not any(h.outdated for h in result.results)
 
 
+def test_a_memory_about_another_named_thing_does_not_answer(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    orbaz = _put(store, "Decision for Orbaz: use Redis for the rate limiter, for its TTLs.")
+    _put(store, "Decision for Kelmo: use Kafka for the event bus, for replay.")
+    _put(store, "The kite CLI parses its flags with clap.")
+    _put(store, "Rust is pinned to 1.80 on the build machines.")
+    nav = Navigator(store)
+    other = nav.search("What did we decide to use for the rate limiter in Kelmo, and why?")
+    assert other.status == "not_found" and other.results == ()
+    assert "none of them mentions 'Kelmo'" in other.compact
+    assert orbaz in other.compact  # the closest memory, listed as not an answer
+    named = nav.search("What did we decide to use for the rate limiter in Orbaz, and why?")
+    assert named.best is not None and named.best.id == orbaz
+    # a name that describes something else ("the Rust CLI") is not what it is about
+    described = nav.search("How does the Rust CLI parse its flags?")
+    assert described.status == "found"
+
+
 def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     make_store: Callable[..., Store],
 ) -> None:

@@ -45,7 +45,7 @@ from ihmt_navigator._question import (
     version_number,
 )
 from ihmt_navigator._records import Hit
-from ihmt_navigator._referents import namesakes, project_split
+from ihmt_navigator._referents import another_referent, namesakes, project_split
 from ihmt_navigator._render import Answer
 from ihmt_navigator._semantic import Similarities
 from ihmt_navigator._signals import Signals, people_named, projects_near
@@ -152,6 +152,7 @@ def decide(
     # Meaning's first memory is the answer (or was, until this one corrected it).
     picked = nearest is not None and (nearest is best or linked(nearest.entry, best.entry))
     cross_lingual = across_languages(store, q, best)
+    projects = frozenset(c.entry.project for c in leaves if c.entry.project)
     signals = read_signals(
         store,
         q,
@@ -165,7 +166,7 @@ def decide(
         agree=agree and nearest is not None,
         picked=picked,
         cross_lingual=cross_lingual,
-        projects=frozenset(c.entry.project for c in leaves if c.entry.project),
+        projects=projects,
         ranked=ranked,
         scores=scores,
     )
@@ -197,6 +198,16 @@ def decide(
             status="not_found",
             coverage=coverage,
             stray=shared,
+            nearest=closest(store, q, ranked, scores),
+            signals=signals.shown(),
+        )
+    other = another_referent(q, judged, ranked, projects, nearest)
+    if other is not None:
+        return Answer(
+            status="not_found",
+            coverage=coverage,
+            stray=shared,
+            unnamed=(other,),
             nearest=closest(store, q, ranked, scores),
             signals=signals.shown(),
         )

@@ -266,6 +266,38 @@ def bare_names(query: str) -> list[str]:
     return out
 
 
+_HEAD_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
+_LINK_WORDS = "and or in on at for with to is was are were of from by y o en de del con para"
+_LINKS = frozenset(_LINK_WORDS.split())
+_DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday"
+_DAYS = frozenset(_DAY_NAMES.split())
+
+
+def head_names(query: str) -> list[str]:
+    """Single capitalised names the question is about, not names that describe
+    something else: "in Vicylri, and why?", "Vicylri's budget", but not "the Rust CLI"
+    (a name before a noun), "App Store Connect" (a longer name), "Terraform or
+    OpenTofu" (a choice between two), a month or a day, nor the question's first word."""
+    tokens = [m.group() for m in _HEAD_TOKEN.finditer(query)]
+    out: list[str] = []
+    for position, token in enumerate(tokens[1:], start=1):
+        base = token.removesuffix("'s").removesuffix("’s")
+        if not (base[:1].isupper() and base[1:].islower() and len(base) >= 3):
+            continue
+        if base.lower() in _MONTHS or base.lower() in _DAYS:
+            continue
+        before = tokens[position - 1]
+        after = tokens[position + 1] if position + 1 < len(tokens) else ""
+        beyond = tokens[position + 2] if position + 2 < len(tokens) else ""
+        if before[:1].isupper() or after[:1].isupper() or before.lower() in ("or", "o"):
+            continue
+        if after.lower() in ("or", "o") and beyond[:1].isupper():
+            continue
+        if base != token or not after or not after[:1].isalnum() or after.lower() in _LINKS:
+            out.append(base)
+    return out
+
+
 def question_terms(query: str) -> tuple[tuple[str, str] | None, list[str]]:
     """The period a question names (see :func:`time_span`) and the terms of what it is
     about: without the words of how it is asked ("summarize", "tell me about", "please")

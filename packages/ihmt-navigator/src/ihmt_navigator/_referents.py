@@ -1,6 +1,8 @@
 """Who or what a question refers to, when the memories hold several referents it does
 not tell apart: people who share the first name it uses (:func:`namesakes`), projects
-that each answer it (:func:`project_split`). :func:`decide` asks for a clue then.
+that each answer it (:func:`project_split`). :func:`decide` asks for a clue then. Or
+when the memory that answers its other words is about another referent than the one
+it names (:func:`another_referent`): NOT FOUND.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from collections.abc import Sequence
 
 from ihmt_navigator._match import NAMESAKE_POOL, indistinct, names_project, same_subject
 from ihmt_navigator._query import Query
-from ihmt_navigator._question import bare_names
+from ihmt_navigator._question import bare_names, head_names
 from ihmt_navigator._signals import surname_after
 from ihmt_store import Candidate, Store, terms
 
-__all__ = ["namesakes", "project_split"]
+__all__ = ["another_referent", "namesakes", "project_split"]
 
 NAMES_CHECKED = 20
 """How many memories holding a word are read to tell whether it is used only in names."""
@@ -150,3 +152,39 @@ def practice_split(q: Query, best: Candidate, ranked: Sequence[Candidate]) -> di
         if any(t in held for t in cand.matched):
             per_project.setdefault(cand.entry.project, cand)
     return per_project
+
+
+def another_referent(
+    q: Query,
+    judged: Candidate,
+    ranked: Sequence[Candidate],
+    projects: frozenset[str],
+    nearest: Candidate | None,
+) -> str | None:
+    """A name the question is about (:func:`head_names`) that the memory judged best
+    does not mention, while other memories do: that memory answers the question's other
+    words about something else ("the geocoding module" of Shikor, asked about Vicylri's).
+    Not when a memory that mentions the name holds half of what the best holds of the
+    rest of the question (it is the one to rank) or is nearest in meaning (``nearest``:
+    it may say the rest in other words or another language), nor for a project's name
+    (the project rules weigh those), nor for a name no memory holds (certainly NOT
+    FOUND).
+
+    Returns:
+        The name, or None.
+    """
+    for name in head_names(q.text):
+        parts = terms(name)
+        if not parts or any(q.df.get(t, 0) == 0 for t in parts):
+            continue
+        if any(all(t in c.matched for t in parts) for c in (judged, nearest) if c is not None):
+            continue
+        if any(names_project(project, parts) for project in projects):
+            continue
+        rest = {t: q.weights[t] for t in judged.matched if t in q.weights and t not in parts}
+        total = sum(rest.values())
+        holders = (c for c in ranked if all(t in c.matched for t in parts))
+        if any(sum(rest.get(t, 0.0) for t in c.matched) >= total / 2 for c in holders):
+            continue
+        return name
+    return None

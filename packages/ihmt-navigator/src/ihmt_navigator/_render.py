@@ -73,6 +73,9 @@ class Answer:
     """NOT FOUND for the current project: what other projects hold."""
     nearest: tuple[Hit, ...] = ()
     """NOT FOUND: the closest memories, listed as not an answer."""
+    unnamed: tuple[str, ...] = ()
+    """NOT FOUND: the name the question is about, which the memories that answer its
+    other words do not mention."""
     signals: Mapping[str, float] = field(default_factory=dict)
     """What the decision weighed (:class:`~ihmt_navigator._signals.Signals`), by name."""
 
@@ -171,6 +174,13 @@ def _not_found(answer: Answer, query: str, project: str, budget: int) -> list[st
             if estimate_tokens("\n".join([*out, line])) > budget:
                 break
             out.append(line)
+    elif answer.unnamed:
+        about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
+        out.append(
+            f"Memories{about} were found, but none of them mentions "
+            f"{', '.join(repr(u) for u in answer.unnamed)}: they are about something else. "
+            "Say you do not know rather than guess."
+        )
     elif answer.lacking:
         about = f" about {', '.join(repr(s) for s in stray)}" if stray else ""
         out.append(
