@@ -319,6 +319,21 @@ def test_a_memory_about_another_named_thing_does_not_answer(
     assert described.status == "found"
 
 
+@pytest.mark.parametrize(
+    "address", ["wss://orbit.example.cl/socket", "orbit.example.cl/socket", "status.orbit.ie"]
+)
+def test_a_web_address_of_any_scheme_or_country_answers_a_url_question(
+    make_store: Callable[..., Store], address: str
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    socket = _put(store, f"The orbit rider app connects to {address} for live updates.")
+    result = Navigator(store).search("What's the URL the orbit rider app connects to?")
+    assert result.status == "found"
+    assert result.best is not None and result.best.id == socket
+
+
 def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     make_store: Callable[..., Store],
 ) -> None:

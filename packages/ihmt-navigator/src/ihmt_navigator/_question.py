@@ -81,8 +81,12 @@ _ANSWER_SHAPES = (
      r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.]\d{1,2}\b"),
     ("an IP address", r"\bIP\b",
      r"(?i)\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}"),
+    # Any scheme (wss://, s3://), a host of three labels or more (any top-level
+    # domain), or one of the common top-level domains.
     ("a web address", r"(?i)\b(url|link|enlace|website|sitio web)\b",
-     r"https?://|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk)\b"),
+     r"(?i)\b[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)+\.[a-z]{2,}\b|"
+     r"\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk|ie|de|fr|nl|eu|cl|mx|"
+     r"br|ch|co|ai|me|cloud|studio|tech|site|page)\b"),
 )  # fmt: skip
 
 
