@@ -112,6 +112,15 @@ def test_an_abbreviation_nothing_spells_out_stays_unknown(tmp_path: Path) -> Non
     assert nav.search("What is the QXZ policy for the coffee machine?").status == "not_found"
 
 
+def test_a_name_no_memory_holds_is_no_clipping_of_one_that_starts_it(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.put_leaf(make_leaf("Decision for Quok: nightly builds run on the CI runner.", position=9))
+    nav = Navigator(store)
+    result = nav.search("Which CI runner does project Quokkalon use for nightly builds?")
+    assert result.status == "not_found"
+    assert "Nothing stored mentions 'Quokkalon'" in result.compact
+
+
 def test_abbreviations_are_initials_numeronyms_and_clippings() -> None:
     assert abbreviations("Is the DR site on k8s or e2e only? db.m6g.large") == ["DR", "k8s"]
     assert spells_out("DR", "copied for disaster recovery.") == ["disaster", "recovery"]

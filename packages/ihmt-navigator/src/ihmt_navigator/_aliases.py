@@ -309,11 +309,17 @@ def _described(
 
 def _abbreviated(store: Store, q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candidate]]:
     asked = [a for a in abbreviations(q.text) if set(terms(a)) & set(q.q_terms)]
-    # A word no memory holds may be one a memory holds clipped, or its clipping.
+    # A word no memory holds may be one a memory holds clipped, or its clipping; not a
+    # name ("project Nefengal" is not a clipping of a memory's "Nefen"): a name that no
+    # memory holds says the question is about something never stored.
+    words = _WORD.findall(q.text)
     unseen_words = [
         (w, t)
-        for w in dict.fromkeys(_WORD.findall(q.text))
-        if len(found := terms(w)) == 1 and (t := found[0]) in q.q_terms and not q.df.get(t)
+        for w in dict.fromkeys(words)
+        if len(found := terms(w)) == 1
+        and (t := found[0]) in q.q_terms
+        and not q.df.get(t)
+        and not (w[:1].isupper() and w != words[0])
     ]
     unseen_words = [(fold(w).casefold(), t) for w, t in unseen_words]
     spelled: dict[str, list[str]] = {}
