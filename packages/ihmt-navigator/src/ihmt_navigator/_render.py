@@ -82,10 +82,15 @@ class Answer:
     @property
     def confidence(self) -> float:
         """How likely the first memory is the answer, read from the signals by the
-        fitted model (:mod:`ihmt_navigator._confidence`); 0 for NOT FOUND."""
+        fitted model (:mod:`ihmt_navigator._confidence`); 0 for NOT FOUND. For AMBIGUOUS,
+        at most one chance in as many as the memories to choose among: the question
+        does not tell them apart (the model is fitted on FOUND answers)."""
         if self.status == "not_found":
             return 0.0
-        return estimate(self.signals, self.coverage, self.margin)
+        weighed = estimate(self.signals, self.coverage, self.margin)
+        if self.status == "ambiguous" and self.hits:
+            return min(weighed, round(1 / len(self.hits), 2))
+        return weighed
 
 
 def _date(hit: Hit) -> str:
