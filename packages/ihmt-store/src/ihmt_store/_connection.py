@@ -127,7 +127,8 @@ class IndexConnection:
         rebuild killed half-way leaves 0, which no reader accepts, so the next open
         builds the file again instead of trusting an empty catalog.
         """
-        self.conn.executescript(_SCHEMA)
+        # One transaction: one commit (one flush to disk) for the tables, not one each.
+        self.conn.executescript(f"BEGIN;\n{_SCHEMA}\nCOMMIT;")
         self.conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?), ('generation', '0'), "
             "('indexed_tokens', '0'), ('branch_tokens', '0')",
