@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -308,3 +310,81 @@ def test_a_class_leaf_holds_its_docstring_and_fields_and_docs_pack(
         assert len(index._manifest["README.md"].symbols) == 1
     finally:
         index.close()
+
+
+def _held_writer(index: ProjectIndex, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold ``index``'s writer thread until the event is set (the map answers anyway)."""
+    go = threading.Event()
+    write_behind = index._write_behind
+
+    def held(plan: object) -> None:
+        assert go.wait(60)
+        write_behind(plan)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_write_behind", held)
+    return go
+
+
+def test_a_map_answers_before_its_store_is_written_and_find_waits_for_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = ProjectIndex(project, tmp_path / "indexes")
+    go = _held_writer(index, monkeypatch)
+    symbols = index.map(detail="symbols")
+    assert "method OrderService.create 9-11" in symbols
+    writer = index._writer
+    assert writer is not None and writer.is_alive()
+    threading.Timer(0.2, go.set).start()
+    assert "def load_orders" in index.find("load_orders")  # waited for the writer
+    assert not writer.is_alive()
+    assert index.store.stats().unreachable == 0
+    index.close()
+
+
+def test_a_write_behind_made_void_by_another_writer_syncs_again(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="ihmt_mcp._project")
+    base = tmp_path / "indexes"
+    ProjectIndex(project, base).map()
+    path = project / "orders" / "service.py"
+    path.write_text(SERVICE.replace("release its stock", "v2"), encoding="utf-8")
+    late = ProjectIndex(project, base)
+    go = _held_writer(late, monkeypatch)
+    assert "orders/service.py" in late.map()  # planned with v2, not written yet
+    # Another process writes the index meanwhile, from the files as they are then.
+    path.write_text(SERVICE.replace("release its stock", "v3"), encoding="utf-8")
+    other = ProjectIndex(project, base)
+    assert "v3" in other.find("OrderService.cancel")
+    other.close()
+    go.set()
+    answer = late.find("OrderService.cancel")
+    assert "v3" in answer and "v2" not in answer
+    assert "written meanwhile; syncing again" in caplog.text
+    texts = [leaf.text for leaf in late.store.read_leaves(
+        [e.id for e in late.store.iter_entries("leaf")]
+    )]  # fmt: skip
+    assert not any("v2" in text for text in texts)
+    assert late.store.stats().unreachable == 0
+    late.close()
+
+
+def test_a_failed_write_behind_is_done_again_by_the_next_call(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = ProjectIndex(project, tmp_path / "indexes")
+    store = index.store
+    put_leaves, calls = store.put_leaves, []
+
+    def failing(leaves: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("the disk refused the write")
+        return put_leaves(leaves)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "put_leaves", failing)
+    assert "orders/service.py" in index.map()
+    assert "def load_orders" in index.find("load_orders")
+    assert len(calls) == 2
+    assert index.store.stats().unreachable == 0
+    index.close()

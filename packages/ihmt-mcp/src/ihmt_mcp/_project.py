@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -145,12 +146,45 @@ class SyncReport:
     seconds: float = 0.0
 
 
+@dataclass(slots=True, kw_only=True)
+class _Plan:
+    """What one sync found the files ask of the index, before anything is written."""
+
+    generation: int
+    """The store's generation the plan was made against."""
+    stamp: tuple[int, int] | None
+    """The manifest file's stamp it was made from."""
+    files: int
+    hashed: int = 0
+    removed: list[tuple[str, _FileRecord]] = field(default_factory=list)
+    """Files gone, with the records they had."""
+    changed: list[tuple[str, _FileRecord | None, _FileRecord, list[Leaf]]] = field(
+        default_factory=list
+    )
+    """New or changed files: the record they had (if any), their new one, its leaves."""
+    dirty: bool = False
+    """The manifest changed (a touched file's new mtime, a file gone)."""
+
+    def report(self, started: float, **branches: int) -> SyncReport:
+        return SyncReport(
+            files=self.files,
+            hashed=self.hashed,
+            changed=tuple(rel for rel, *_ in self.changed),
+            removed=tuple(rel for rel, _ in self.removed),
+            seconds=time.perf_counter() - started,
+            **branches,
+        )
+
+
 class ProjectIndex:
     """The private code index of one codebase, under ``base``.
 
     Every call syncs first: size and mtime decide what may have moved, SHA-256 decides
     what did; changed files are re-chunked one symbol per leaf, removed ones forgotten,
-    and only the branches above them are rewritten.
+    and only the branches above them are rewritten. :meth:`map` answers from the
+    manifest as soon as the files are chunked and writes the store (leaves, search
+    index, branches) in a thread behind it; every other call waits for that thread
+    first, so find_code never reads a store behind the files.
 
     Args:
         embedder: re-ranks the candidates by meaning (see :class:`CodeSearch`).
@@ -172,10 +206,14 @@ class ProjectIndex:
         self._summarizer: Summarizer | None = None
         self._embedder = embedder
         self._search: CodeSearch | None = None
+        self._writer: threading.Thread | None = None
+        """Writes what :meth:`map` found to the store after it answered."""
 
     @property
     def store(self) -> Store:
-        """The index's own store (created on first use)."""
+        """The index's own store (created on first use; written, when a map has just
+        answered, once the writer thread is done)."""
+        self._settle()
         if self._store is None:
             if not Store.exists(self.store_path):
                 # Branches of code are outlines nobody reads as text: wide ones make a
@@ -186,6 +224,7 @@ class ProjectIndex:
         return self._store
 
     def close(self) -> None:
+        self._settle()
         if self._store is not None:
             self._store.close()
 
@@ -236,6 +275,14 @@ class ProjectIndex:
             )
         return out
 
+    def _disk_stamp(self) -> tuple[int, int]:
+        """The manifest file's stamp as :meth:`_load_manifest` keeps it ((0, 0): none)."""
+        try:
+            st = self._manifest_path().stat()
+        except FileNotFoundError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
     def _save_manifest(self) -> None:
         path = self._manifest_path()
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
@@ -261,95 +308,147 @@ class ProjectIndex:
     # ------------------------------------------------------------------ sync
     def sync(self) -> SyncReport:
         """Bring the index in line with the files on disk (cheap when nothing moved)."""
+        self._settle()
+        return self._sync(behind=False)
+
+    def _sync(self, *, behind: bool) -> SyncReport:
+        """Plan what the files ask (read, hash, chunk: the manifest in memory is then in
+        line with them), and write it to the store: under the same lock, or (``behind``)
+        in a thread of its own once this returns, when there is anything to write."""
         started = time.perf_counter()
         store = self.store
         with store.locked():
-            self._load_manifest()
-            manifest = self._manifest
-            listed: list[tuple[Path, str, os.stat_result]] = []
-            for full, rel in walk_files(self.root):
-                try:
-                    st = full.stat()
-                except OSError:
-                    continue
-                listed.append((full, rel, st))
-                if len(listed) > MAX_INDEX_FILES:
-                    raise FileRefusedError(
-                        self.root,
-                        f"it holds more than {MAX_INDEX_FILES:,} files; give a project folder",
-                    )
-            present = {rel for _, rel, _ in listed}
-            removed = [rel for rel in manifest if rel not in present]
-            todo: list[tuple[int, str, Path, bytes, str, os.stat_result]] = []
-            hashed = 0
-            dirty = bool(removed)
-            for rank, (full, rel, st) in enumerate(listed):
-                rec = manifest.get(rel)
-                if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
-                    continue
-                if st.st_size > MAX_INDEX_BYTES:
-                    todo.append((rank, rel, full, b"", "", st))
-                    continue
+            try:
+                plan = self._plan()
+                if not plan.changed and not plan.removed:
+                    if plan.dirty:
+                        self._save_manifest()
+                    return plan.report(started)
+                if not behind:
+                    return self._write(plan, started)
+            except BaseException:
+                self._manifest_stamp = None  # half brought in line: read again next time
+                raise
+        writer = threading.Thread(
+            target=self._write_behind, args=(plan,), name=f"ihmt-index-{self.root.name}"
+        )
+        self._writer = writer
+        writer.start()
+        return plan.report(started)
+
+    def _plan(self) -> _Plan:
+        """What the files on disk ask of the index, the manifest in memory brought in line
+        with them (the caller holds the store's lock; nothing is written)."""
+        store = self.store
+        self._load_manifest()
+        manifest = self._manifest
+        listed: list[tuple[Path, str, os.stat_result]] = []
+        for full, rel in walk_files(self.root):
+            try:
+                st = full.stat()
+            except OSError:
+                continue
+            listed.append((full, rel, st))
+            if len(listed) > MAX_INDEX_FILES:
+                raise FileRefusedError(
+                    self.root,
+                    f"it holds more than {MAX_INDEX_FILES:,} files; give a project folder",
+                )
+        present = {rel for _, rel, _ in listed}
+        plan = _Plan(
+            generation=store.generation,
+            stamp=self._manifest_stamp,
+            files=len(listed),
+            removed=[(rel, manifest.pop(rel)) for rel in [r for r in manifest if r not in present]],
+        )
+        plan.dirty = bool(plan.removed)
+        for rank, (full, rel, st) in enumerate(listed):
+            rec = manifest.get(rel)
+            if rec is not None and rec.size == st.st_size and rec.mtime_ns == st.st_mtime_ns:
+                continue
+            data, sha = b"", ""
+            if st.st_size <= MAX_INDEX_BYTES:
                 try:
                     data = read_regular(full)
                 except OSError:
                     continue
-                hashed += 1
+                plan.hashed += 1
                 sha = hashlib.sha256(data).hexdigest()
                 if rec is not None and rec.sha == sha:
                     rec.size, rec.mtime_ns = st.st_size, st.st_mtime_ns
-                    dirty = True
+                    plan.dirty = True
                     continue
-                todo.append((rank, rel, full, data, sha, st))
-            if not todo and not removed:
-                if dirty:
-                    self._save_manifest()
-                return SyncReport(
-                    files=len(listed), hashed=hashed, seconds=time.perf_counter() - started
-                )
-            parents: set[str] = set()
-            # One batch for the files and the branches above them: one flush to disk, and
-            # a sync that fails half-way leaves the index as it was.
-            with store.batch():
-                for rel in removed:
-                    parents |= self._drop(manifest.pop(rel).leaves)
-                # Every changed file's new symbols are written together: one catalog
-                # lookup and one insert for all of them (a first index writes thousands).
-                written: list[Leaf] = []
-                joins: list[tuple[list[str], str]] = []
-                for rank, rel, _full, data, sha, st in todo:
-                    parents |= self._reindex(rank, rel, data, sha, st, written, joins)
-                if written:
-                    store.put_leaves(written)
-                for fresh, old_parent in joins:
-                    if store.entry(old_parent) is not None:
-                        # The new symbols of a changed file join its old branch: the tree
-                        # keeps its path order and only that branch (and those above it)
-                        # are rewritten.
-                        store.set_parent(fresh, old_parent)
-                        parents.add(old_parent)
-                # Branches keep path order for the tree; nobody reads them as text here.
-                consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
-                refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
-                report = consolidator.consolidate(domains=[CODE_DOMAIN])
-            self._save_manifest()
-        seconds = time.perf_counter() - started
+            record, leaves = self._chunk(rank, rel, data, sha, st)
+            plan.changed.append((rel, rec, record, leaves))
+            manifest[rel] = record
+        return plan
+
+    def _write(self, plan: _Plan, started: float) -> SyncReport:
+        """Write ``plan`` to the store, then the manifest (the caller holds the lock)."""
+        store = self.store
+        parents: set[str] = set()
+        # One batch for the files and the branches above them: one flush to disk, and
+        # a sync that fails half-way leaves the index as it was.
+        with store.batch():
+            for _rel, gone in plan.removed:
+                parents |= self._drop(gone.leaves)
+            # Every changed file's new symbols are written together: one catalog lookup
+            # and one insert for all of them (a first index writes thousands).
+            written: list[Leaf] = []
+            joins: list[tuple[list[str], str]] = []
+            for _rel, old, record, leaves in plan.changed:
+                parents |= self._place(old, record, leaves, written, joins)
+            if written:
+                store.put_leaves(written)
+            for fresh, old_parent in joins:
+                if store.entry(old_parent) is not None:
+                    # The new symbols of a changed file join its old branch: the tree keeps
+                    # its path order and only that branch (and those above it) are
+                    # rewritten.
+                    store.set_parent(fresh, old_parent)
+                    parents.add(old_parent)
+            # Branches keep path order for the tree; nobody reads them as text here.
+            consolidator = Consolidator(store, self._summary(), frequencies=store, outline=True)
+            refreshed = consolidator.refresh([p for p in parents if store.entry(p) is not None])
+            report = consolidator.consolidate(domains=[CODE_DOMAIN])
+        self._save_manifest()
+        done = plan.report(
+            started,
+            branches_refreshed=len(refreshed),
+            branches_created=len(report.branches_created),
+        )
         logger.info(
             "synced %s: %d changed, %d removed in %.3fs",
             self.root,
-            len(todo),
-            len(removed),
-            seconds,
+            len(done.changed),
+            len(done.removed),
+            done.seconds,
         )
-        return SyncReport(
-            files=len(listed),
-            hashed=hashed,
-            changed=tuple(rel for _, rel, *_ in todo),
-            removed=tuple(removed),
-            branches_refreshed=len(refreshed),
-            branches_created=len(report.branches_created),
-            seconds=seconds,
-        )
+        return done
+
+    def _write_behind(self, plan: _Plan) -> None:
+        """:meth:`_write` in the writer thread. Another process that wrote the index
+        since the plan was made (its generation or manifest moved) makes it void: the
+        index is synced again from the files as they are then."""
+        store = self.store
+        try:
+            with store.locked():
+                if store.generation != plan.generation or self._disk_stamp() != plan.stamp:
+                    logger.info("project index %s was written meanwhile; syncing again", self.root)
+                    self._manifest_stamp = None  # reloaded from disk by the sync below
+                    self._sync(behind=False)
+                    return
+                self._write(plan, time.perf_counter())
+        except Exception:  # reported; the next call syncs again (and raises, if it fails)
+            logger.exception("project index %s was not written; the next call retries", self.root)
+            self._manifest_stamp = None
+
+    def _settle(self) -> None:
+        """Wait for the index's writer thread, if one runs (every call starts here)."""
+        writer = self._writer
+        if writer is not None and writer is not threading.current_thread():
+            writer.join()
+            self._writer = None
 
     def _drop(self, ids: list[str]) -> set[str]:
         store = self.store
@@ -363,22 +462,12 @@ class ProjectIndex:
             store.forget(leaf_id)
         return parents
 
-    def _reindex(
-        self,
-        rank: int,
-        rel: str,
-        data: bytes,
-        sha: str,
-        st: os.stat_result,
-        written: list[Leaf],
-        joins: list[tuple[list[str], str]],
-    ) -> set[str]:
-        """Chunk one new or changed file into its record; the leaves to write go to
-        ``written``, and ``(new ids, old branch)`` to ``joins`` when its new symbols are
-        to join the branch its old ones had. Returns the branches to refresh."""
+    def _chunk(
+        self, rank: int, rel: str, data: bytes, sha: str, st: os.stat_result
+    ) -> tuple[_FileRecord, list[Leaf]]:
+        """One new or changed file's record and the leaves it is to hold (nothing is
+        written)."""
         store = self.store
-        old = self._manifest.get(rel)
-        old_ids = list(old.leaves) if old else []
         record = _FileRecord(size=st.st_size, mtime_ns=st.st_mtime_ns, sha=sha)
         text = ""
         if st.st_size > MAX_INDEX_BYTES:
@@ -460,9 +549,25 @@ class ProjectIndex:
                         leaf_id,
                     ]
                 )
-        new_ids = [leaf.leaf_id for leaf in leaves]
-        keep = set(new_ids)
         record.keys = [_leaf_key(leaf) for leaf in leaves]
+        record.leaves = [leaf.leaf_id for leaf in leaves]
+        return record, leaves
+
+    def _place(
+        self,
+        old: _FileRecord | None,
+        record: _FileRecord,
+        leaves: list[Leaf],
+        written: list[Leaf],
+        joins: list[tuple[list[str], str]],
+    ) -> set[str]:
+        """Replace a file's ``old`` leaves by ``leaves`` in the batch: the stale ones are
+        forgotten; the new or changed ones go to ``written``, and ``(new ids, old branch)``
+        to ``joins`` when new symbols are to join the branch the old ones had. Returns
+        the branches to refresh."""
+        store = self.store
+        old_ids = list(old.leaves) if old else []
+        keep = set(record.leaves)
         held: dict[str, str] = {}
         if old is not None and len(old.keys) == len(old_ids):
             held = dict(zip(old_ids, old.keys, strict=True))
@@ -474,14 +579,11 @@ class ProjectIndex:
                 break
         parents = self._drop([i for i in old_ids if i not in keep])
         keys = zip(leaves, record.keys, strict=True)
-        changed = [leaf for leaf, key in keys if held.get(leaf.leaf_id) != key]
-        written.extend(changed)
+        written.extend(leaf for leaf, key in keys if held.get(leaf.leaf_id) != key)
         known = set(old_ids)
-        fresh = [i for i in new_ids if i not in known]
+        fresh = [i for i in record.leaves if i not in known]
         if fresh and old_parent is not None:
             joins.append((fresh, old_parent))
-        record.leaves = new_ids
-        self._manifest[rel] = record
         return parents
 
     # ------------------------------------------------------------------ answers
@@ -528,7 +630,11 @@ class ProjectIndex:
         """
         if not _is_map_detail(detail):
             raise ValueError(f"unknown detail {detail!r}: use 'files' or 'symbols'")
-        self.sync()
+        # The map is the manifest's: it answers once the files are read and chunked, and
+        # the store (leaves, search index, branches) is written behind it, in a thread
+        # the next call waits for (find_code reads the store; a map does not).
+        self._settle()
+        self._sync(behind=True)
         files = self._files(subpath)
         total = sum(rec.tokens for _, rec in files)
         where = f"{self.root}" + (f" › {_clean_subpath(subpath)}" if subpath else "")
