@@ -55,6 +55,8 @@ def agent_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """A child environment with a fresh HOME, the agents on PATH, and no optional traffic."""
     home = tmp_path / "home"
     home.mkdir()
+    scratch = tmp_path / "tmp"  # the clients' own error reports land here, not in /tmp
+    scratch.mkdir()
     env = {
         k: v
         for k, v in os.environ.items()
@@ -66,6 +68,7 @@ def agent_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     env.update(
         {
             "HOME": str(home),
+            "TMPDIR": str(scratch),
             "PATH": f"{AGENTS_BIN}:{Path(sys.executable).parent}:/usr/bin:/bin",
             "IHMT_PROJECT": "",
             # One sentence-encoder cache for the run (85 MB), not one per fresh HOME.
