@@ -388,3 +388,28 @@ def test_a_failed_write_behind_is_done_again_by_the_next_call(
     assert len(calls) == 2
     assert index.store.stats().unreachable == 0
     index.close()
+
+
+def test_an_index_of_an_older_manifest_is_chunked_again_in_the_new_layout(
+    project: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from ihmt_mcp._project import MANIFEST, MANIFEST_VERSION
+
+    base = tmp_path / "indexes"
+    old = ProjectIndex(project, base)
+    old.sync()
+    path = old.store.state_file(MANIFEST)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["version"] = MANIFEST_VERSION - 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+    old.close()
+    again = ProjectIndex(project, base)
+    report = again.sync()
+    assert "orders/service.py" in report.changed  # every file chunked again
+    first = ProjectIndex(project, tmp_path / "first")
+    first.sync()
+    assert _symbols(again) == _symbols(first)
+    again.close()
+    first.close()

@@ -60,10 +60,11 @@ MAX_INDEX_BYTES = 512 * 1024
 MAX_INDEX_FILES = 20_000
 """A folder with more files than this is not a project (a home folder, a disk root)."""
 MANIFEST = "ihmt_mcp_manifest.json"
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 """2: files holding secrets are left out; 3: only their secret lines are, unless the
-secret runs over several lines. An older manifest is re-derived, so every file is hashed
-again on the next sync (a file version 2 left out is indexed)."""
+secret runs over several lines; 4: loose code packs under its class, docs in passages.
+An older manifest is re-derived, so every file is chunked again on the next sync (a
+file version 2 left out is indexed; an index has one layout)."""
 _GENERATION = "generation"
 """The manifest's key for the store's generation it was written with. The store commits
 first and the manifest is replaced after it, so a writer killed in between (or a store
