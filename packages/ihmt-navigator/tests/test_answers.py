@@ -76,7 +76,9 @@ def test_a_practice_each_project_has_is_ambiguous_asked_in_none(
     for n in range(6):
         _put(store, f"filler note {n} about lunch")
     falcon = _put(
-        store, "falcon lint: ruff with the default rules; CI fails on any finding.", project="falcon"
+        store,
+        "falcon lint: ruff with the default rules; CI fails on any finding.",
+        project="falcon",
     )
     heron = _put(
         store, "heron formatting: prettier on save, and eslint as the lint step.", project="heron"
