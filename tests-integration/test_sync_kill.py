@@ -379,3 +379,61 @@ def test_two_machines_pushing_at_the_same_moment_both_land(tmp_path: Path) -> No
     tracked = git(remote, "ls-tree", "-r", "--name-only", "main")
     assert f"{mine}.txt" in tracked and f"{theirs}.txt" in tracked
     assert {*saved, mine, theirs} <= set(leaves(b.store))
+
+
+FREEZE_DRIVER = """# Test sitecustomize (tests-integration/test_sync_kill.py): hold the leaf merge
+# driver, which git runs inside its merge, once per IHMT_TEST_DRIVER_MARK.
+import os
+import sys
+import time
+
+if any("ihmt_mcp.sync._leaf_merge" in arg for arg in getattr(sys, "orig_argv", ())):
+    mark = os.environ.get("IHMT_TEST_DRIVER_MARK", "")
+    if mark and not os.path.exists(mark):
+        open(mark, "w").close()
+        time.sleep(30)
+"""
+
+
+def test_a_merge_killed_after_it_wrote_the_remotes_files_loses_none_from_the_catalog(
+    tmp_path: Path,
+) -> None:
+    """Behind a failure of the test above (seed 99, a loaded CI machine: machine b's
+    catalog lacked 3 live memories): a ``git merge`` killed after it wrote the remote's
+    files, before it recorded MERGE_HEAD and committed. The next sync kept the complete
+    files, committed them as b's own and recorded its refresh past them: on disk, never
+    in the catalog. Here the merge is held (and killed) in the leaf merge driver, which
+    git runs for a memory edited by hand on both machines once the files merged without
+    it are written."""
+    remote, a, b, saved = _two_machines(tmp_path)
+    b.ok("sync", "--init", str(remote))
+    for m in (a, b):
+        leaf = next(m.store.glob(f"layer0/*/{saved[0]}.txt"))
+        leaf.write_bytes(leaf.read_bytes() + f" (edited by hand on {m.name})".encode())
+    theirs = {
+        a.ok("save", f"Machine a keeps note {n} with the word zqa{n}y.")["ids"][0] for n in range(3)
+    }
+    a.ok("sync")
+    mine = b.ok("save", "Machine b keeps a note with the word zqbdriverx.")["ids"][0]
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FREEZE_DRIVER, encoding="utf-8")
+    mark = tmp_path / "driver-mark"
+    proc = b.start(
+        "--json", "sync", extra={"PYTHONPATH": str(site), "IHMT_TEST_DRIVER_MARK": str(mark)}
+    )
+    while proc.poll() is None and not mark.exists():
+        time.sleep(0.01)
+    assert proc.poll() is None, f"the sync ended before the driver ran: {proc.communicate()}"
+    assert theirs <= leaf_files(b.store)  # written by the merge, not indexed
+    assert not (b.store / ".git" / "MERGE_HEAD").exists()
+    os.killpg(proc.pid, signal.SIGKILL)  # git and its driver too
+    proc.communicate(timeout=60)
+
+    again = b.run("--json", "sync")
+    assert again.returncode == 0, again.stderr
+    assert {mine, *theirs} <= set(leaves(b.store))
+    assert set(leaves(b.store)) == leaf_files(b.store)
+    a.ok("sync")
+    b.ok("sync")
+    assert leaves(a.store) == leaves(b.store) == rebuilt(b.store, tmp_path / "rebuilt")

@@ -127,6 +127,63 @@ def test_init_refuses_a_remote_that_is_not_a_memory(
     assert git(remote, "log", "--format=%s", "main").split("\n")[0] == "readme"
 
 
+def test_an_init_killed_while_it_made_the_repository_leaves_no_half_repository(
+    machine: Callable[[str], Memory], remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by tests-integration/test_sync_kill.py (a clone's ``sync --init`` killed
+    after 0.5 s): ``git init`` killed among its files left a ``.git`` with no
+    ``objects`` folder, and every later ``--init`` refused it as "not a git repository
+    of this folder". The repository is made aside and moved in whole."""
+    a = machine("a")
+    a.save("The staging host runs PostgreSQL 15 on port 5432.", domain="infra")
+    Sync(a).init(str(remote))
+    b = machine("b")
+
+    def killed(src: object, dst: object) -> None:
+        raise KeyboardInterrupt  # the process dies here, the repository made aside
+
+    with monkeypatch.context() as patched:
+        patched.setattr("ihmt_mcp.sync._setup.os.rename", killed)
+        with pytest.raises(KeyboardInterrupt):
+            Sync(b).init(str(remote))
+    assert not (b.store.path / ".git").exists()
+    assert list(b.store.path.glob(".ihmt-git-init-*"))
+    # What a git init killed among its files left aside, too.
+    half = b.store.path / ".ihmt-git-init-999999999" / ".git"
+    half.mkdir(parents=True)
+    (half / "HEAD").write_text("ref: refs/heads/master\n")
+    joined = Sync(b).init(str(remote))
+    assert joined.repository == "created" and joined.remote_had_store
+    assert ids(b) == ids(a)
+    assert not list(b.store.path.glob(".ihmt-git-init-*"))
+    assert git(b.store.path, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("again", ["init", "sync"])
+def test_a_config_lock_left_by_a_killed_git_config_is_removed_first(
+    machine: Callable[[str], Memory], remote: Path, again: str
+) -> None:
+    """Found by tests-integration/test_sync_kill.py (a clone's ``sync --init`` killed
+    after 0.3 s): a ``git config`` killed mid-write left ``.git/config.lock``, and every
+    later ``--init`` failed in ``git remote add`` ("could not lock config file")."""
+    a = machine("a")
+    a.save("The staging host runs PostgreSQL 15 on port 5432.", domain="infra")
+    Sync(a).init(str(remote))
+    b = machine("b")
+    if again == "init":  # killed before the remote was recorded
+        git(b.store.path, "init", "--quiet")
+    else:
+        Sync(b).init(str(remote))
+        git(b.store.path, "config", "--unset", "core.untrackedCache")  # a setting to write
+    (b.store.path / ".git" / "config.lock").write_text("")
+    if again == "init":
+        Sync(b).init(str(remote))
+    else:
+        Sync(b).sync()
+    assert not (b.store.path / ".git" / "config.lock").exists()
+    assert ids(b) == ids(a)
+
+
 # ---------------------------------------------------------------------- round trips
 def test_a_save_on_one_machine_is_found_on_the_other_after_sync(
     machine: Callable[[str], Memory], remote: Path
@@ -569,6 +626,99 @@ def test_a_fast_forward_killed_before_head_moved_is_finished_by_the_next_sync(
     assert git(b.store.path, "rev-parse", "HEAD").strip() == upstream
     assert set(theirs) <= ids(b)
     assert git(b.store.path, "status", "--porcelain") == ""
+
+
+def _merging(memory: Memory, *, fast_forward: bool = False) -> None:
+    """Record in ``state/sync.json`` that a merge of ``origin/main`` is under way (as the
+    sync does before it starts git)."""
+    record = memory.store.state_file("sync.json")
+    data = json.loads(record.read_text())
+    data["merging"] = {
+        "before": git(memory.store.path, "rev-parse", "HEAD").strip(),
+        "upstream": git(memory.store.path, "rev-parse", "origin/main").strip(),
+        **({"fast_forward": True} if fast_forward else {}),
+    }
+    record.write_text(json.dumps(data))
+
+
+def test_a_merge_killed_after_writing_the_remotes_files_is_redone_and_indexed(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    """Found by tests-integration/test_sync_kill.py (seed 99, a loaded CI machine): a
+    ``git merge`` killed after its strategy wrote the remote's files and the index, before
+    it recorded MERGE_HEAD and committed. The complete files stayed, the next sync
+    committed them as this machine's own and recorded its refresh past them: on disk,
+    never in the catalog."""
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = {a.save(f"The deploy of service {n} is frozen on Fridays.").ids[0] for n in range(3)}
+    Sync(a).sync()
+    # b's sync: its own commit (its refresh recorded with it), the fetch, then the merge.
+    mine = b.save("The search service caches answers for five minutes.").ids[0]
+    git(b.store.path, "add", "layer0")
+    git(b.store.path, "commit", "--quiet", "-m", "a sync's commit")
+    state = json.loads(b.store.state_file("sync.json").read_text())
+    state["refreshed"] = git(b.store.path, "rev-parse", "HEAD").strip()
+    b.store.state_file("sync.json").write_text(json.dumps(state))
+    git(b.store.path, "fetch", "--quiet", "origin")
+    _merging(b)
+    git(b.store.path, "merge", "--quiet", "--no-commit", "--no-ff", "origin/main")
+    for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
+        (b.store.path / ".git" / name).unlink()
+    assert theirs <= {p.stem for p in b.store.path.glob("layer0/*/*.txt")}
+    assert not theirs <= ids(b)
+
+    report = Sync(b).sync()
+    assert report.pushed
+    assert {mine} | theirs <= ids(b)
+    # Merged and refreshed as the remote's, not committed as b's own.
+    assert report.saved == 1 and not set(report.pulled.added) - theirs
+    assert git(b.store.path, "status", "--porcelain") == ""
+    Sync(a).sync()
+    assert ids(a) == ids(b) == {p.stem for p in b.store.path.glob("layer0/*/*.txt")}
+
+
+def test_a_fast_forward_killed_while_it_wrote_the_files_is_redone_and_indexed(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    """``git read-tree -m -u`` killed after it wrote some of the remote's files, before it
+    wrote the index: the files are there, untracked, and nothing indexed them."""
+    a, b = machine("a"), machine("b")
+    Sync(a).init(str(remote))
+    Sync(b).init(str(remote))
+    theirs = [a.save(f"The release train {n} leaves on Tuesdays.").ids[0] for n in range(3)]
+    Sync(a).sync()
+    git(b.store.path, "fetch", "--quiet", "origin")
+    _merging(b, fast_forward=True)
+    for leaf_id in theirs[:2]:  # the third not written yet
+        rel = next(a.store.path.glob(f"layer0/*/{leaf_id}.txt")).relative_to(a.store.path)
+        (b.store.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (b.store.path / rel).write_bytes((a.store.path / rel).read_bytes())
+
+    report = Sync(b).sync()
+    assert report.pushed and report.commit == ""  # nothing of a's sent back as b's own
+    assert set(report.pulled.added) == set(theirs) <= ids(b)
+    assert git(b.store.path, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    assert git(b.store.path, "status", "--porcelain") == ""
+
+
+def test_a_memory_file_committed_that_the_catalog_lacks_is_indexed_first(
+    machine: Callable[[str], Memory], remote: Path
+) -> None:
+    """Whatever put a leaf file in the folder without the store (here a copy by hand),
+    the commit that sends it indexes it before recording its refresh past it."""
+    a, b = machine("a"), machine("b")
+    Sync(b).init(str(remote))
+    copied = a.save("The on-call rota changes on Mondays.").ids[0]
+    rel = next(a.store.path.glob(f"layer0/*/{copied}.txt")).relative_to(a.store.path)
+    (b.store.path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (b.store.path / rel).write_bytes((a.store.path / rel).read_bytes())
+    assert copied not in ids(b)
+    report = Sync(b).sync()
+    assert report.saved == 1 and report.pushed
+    assert copied in ids(b)
+    assert found(b, "on-call rota") == [copied]
 
 
 def test_a_pull_into_a_machine_that_wrote_nothing_is_a_fast_forward(

@@ -19,7 +19,14 @@ from ihmt_store import ReplicaFile, Store
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Commit", "commit_into", "describe_counts", "sent_counts", "untrack_derived"]
+__all__ = [
+    "Commit",
+    "commit_into",
+    "describe_counts",
+    "index_committed_leaves",
+    "sent_counts",
+    "untrack_derived",
+]
 
 
 @dataclass
@@ -78,10 +85,45 @@ def commit_into(clone: Clone, info: Commit) -> None:
     info.message = message if first else f"{info.message}; {describe_counts(counts)}"
     # The derived state already holds what this machine wrote: when it was in step
     # with the parent, it is in step with this commit. (When it lags, the lag stays
-    # recorded and the next refresh covers it.)
+    # recorded and the next refresh covers it.) A memory file committed here that the
+    # catalog does not hold did not come from this store: it is indexed first, or the
+    # refresh recorded past this commit would never index it.
+    index_committed_leaves(clone, pairs)
     refreshed = clone._state().get("refreshed")
     if refreshed is None or (parent and refreshed == parent):
         clone._save_state(refreshed=sha)
+
+
+def index_committed_leaves(clone: Clone, pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """Index the leaf files just committed (added or changed) that the catalog does not
+    hold at that path: written into the folder by something other than this store (a
+    killed merge, a copy by hand). What this store wrote is indexed as it was written,
+    so this is one catalog query, and nothing more, on every ordinary commit. The
+    paths indexed."""
+    committed = {
+        path: ReplicaFile.of(path).leaf_id
+        for status, path in pairs
+        if status in ("A", "M") and ReplicaFile.of(path).kind == "leaf"
+    }
+    if not committed:
+        return []
+    known = clone.store.entries(sorted(set(committed.values())))
+    missing = []
+    for path, leaf_id in committed.items():
+        entry = known.get(leaf_id)
+        if entry is None or entry.kind != "leaf" or entry.path != path:
+            missing.append(path)
+    if not missing:
+        return []
+    logger.warning(
+        "%d memory file(s) committed here were not indexed (not written by this store); "
+        "indexed now",
+        len(missing),
+    )
+    applied = clone.memory.apply_pulled(sorted(missing))
+    for problem in applied.problems:
+        clone._warn(f"{problem.path}: {problem.reason}")
+    return sorted(missing)
 
 
 def worktree_changes(clone: Clone) -> list[tuple[str, str, str]]:

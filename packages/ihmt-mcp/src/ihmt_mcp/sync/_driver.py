@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from ihmt_mcp.sync._clone import DEFAULT_BRANCH, REMOTE, Clone
+from ihmt_mcp.sync._clone import REMOTE, Clone
 from ihmt_mcp.sync._commit import (
     Commit,
     commit_into,
@@ -35,9 +35,14 @@ from ihmt_mcp.sync._records import (
     SyncReport,
     SyncStatus,
 )
-from ihmt_mcp.sync._recovery import recover
+from ihmt_mcp.sync._recovery import recover, remove_dead_locks
 from ihmt_mcp.sync._refresh import catch_up
-from ihmt_mcp.sync._setup import has_memory_files, remote_default_branch, write_ignore_files
+from ihmt_mcp.sync._setup import (
+    create_repository,
+    has_memory_files,
+    remote_default_branch,
+    write_ignore_files,
+)
 from ihmt_mcp.sync._status import set_every, status
 from ihmt_store import now_timestamp
 
@@ -100,6 +105,7 @@ class Sync(Clone):
             )
         self.warnings = []
         with self.store.locked():
+            remove_dead_locks(self)  # a killed git's config.lock would stop the settings
             self._configure()
             self._recover()
         followed: list[str] = []
@@ -231,8 +237,7 @@ class Sync(Clone):
         with self.store.locked():
             repository: Literal["created", "adopted"] = "adopted"
             if not (self.folder / ".git").exists():
-                git.run("init", "--quiet")
-                git.run("symbolic-ref", "HEAD", f"refs/heads/{DEFAULT_BRANCH}")
+                create_repository(self)
                 repository = "created"
             else:
                 top = git.run("rev-parse", "--show-toplevel", check=False).stdout.strip()
@@ -242,6 +247,8 @@ class Sync(Clone):
                         f"{self.folder}/.git is not a git repository of this folder; move it "
                         "away and run 'ihmt sync --init' again",
                     )
+                # An --init killed in 'git config' or 'git remote' left the config locked.
+                remove_dead_locks(self)
             write_ignore_files(self)
             self._configure()
             if self._remote_url():

@@ -1,15 +1,48 @@
-"""What ``ihmt sync --init`` writes and asks before the first sync: the ignore files, the
-remote's default branch, whether the store already holds memories."""
+"""What ``ihmt sync --init`` writes and asks before the first sync: the repository, the
+ignore files, the remote's default branch, whether the store already holds memories."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 
 from ihmt_mcp.sync._clone import DEFAULT_BRANCH, REMOTE, Clone
-from ihmt_mcp.sync._git import NETWORK_TIMEOUT_S
+from ihmt_mcp.sync._git import NETWORK_TIMEOUT_S, Git
 from ihmt_store import Store
 
-__all__ = ["has_memory_files", "remote_default_branch", "write_ignore_files"]
+__all__ = [
+    "INIT_FOLDER_PREFIX",
+    "create_repository",
+    "has_memory_files",
+    "remote_default_branch",
+    "write_ignore_files",
+]
+
+INIT_FOLDER_PREFIX = ".ihmt-git-init-"
+"""The folder (in the store folder, hidden) a new repository is made in before its
+``.git`` moves into place."""
+
+
+def create_repository(clone: Clone) -> None:
+    """Make the store folder a git repository on :data:`DEFAULT_BRANCH`, whole or not at
+    all (under the store lock).
+
+    ``git init`` writes a dozen files one after the other: killed among them (a ``sync
+    --init`` killed early), it left a ``.git`` without its ``objects`` folder, which no
+    later ``--init`` could adopt (not a repository) or replace (a ``.git`` may be a
+    person's). So the repository is made in a folder of its own and its ``.git`` renamed
+    into the store folder in one step; what a killed one left there is removed first."""
+    folder = clone.folder
+    for stale in folder.glob(f"{INIT_FOLDER_PREFIX}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    work = folder / f"{INIT_FOLDER_PREFIX}{os.getpid()}"
+    work.mkdir()
+    git = Git(work)
+    git.run("init", "--quiet")
+    git.run("symbolic-ref", "HEAD", f"refs/heads/{DEFAULT_BRANCH}")
+    os.rename(work / ".git", folder / ".git")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def has_memory_files(clone: Clone) -> bool:
