@@ -169,6 +169,7 @@ def quality(folder: Path, semantic: str = "auto") -> dict[str, Any]:
         person = _person(session)
         home = homes.get(person)
         env = {**base, "IHMT_HOOK_SERVER": "off", "IHMT_SEMANTIC": semantic}
+        env.update(LOGNAME=person, USER=person)  # the session's user, as an agent runs it
         work = folder / "work" / person / session.project
         (work / ".git").mkdir(parents=True, exist_ok=True)
         if home is None:

@@ -172,6 +172,39 @@ def test_a_statement_that_leaves_its_project_unsaid_is_found_by_the_project_name
     assert answer["results"][0]["id"] == unsaid.id
 
 
+def test_a_statement_in_the_first_person_is_found_by_who_said_it(world: World) -> None:
+    world.say(
+        "I prefer CTEs over nested subqueries in SQL, they are easier to review.",
+        "Lynx deploys to Fly.io from the main branch.",
+    )
+    world.stop(LOGNAME="kenji", USER="kenji")
+    captured = {m.text: m for m in world.memories() if m.source == "session"}
+    mine = captured["I prefer CTEs over nested subqueries in SQL, they are easier to review."]
+    assert "by:kenji" in mine.tags
+    assert not any(
+        t.startswith("by:") for t in captured["Lynx deploys to Fly.io from the main branch."].tags
+    )
+    asked = subprocess.run(
+        [IHMT, "--json", "search", "what does kenji prefer in SQL?"],
+        capture_output=True,
+        text=True,
+        env={**world.env, "IHMT_HOME": str(world.home)},
+        cwd=world.project,
+        timeout=120,
+        check=True,
+    )
+    answer = json.loads(asked.stdout)
+    assert answer["status"] == "found"
+    assert answer["results"][0]["id"] == mine.id
+
+
+def test_root_says_no_one_is_speaking(world: World) -> None:
+    world.say("I prefer tabs over spaces in every repository.")
+    world.stop(LOGNAME="root", USER="root")
+    (mine,) = [m for m in world.memories() if m.source == "session"]
+    assert not any(t.startswith("by:") for t in mine.tags)
+
+
 def test_a_secret_is_refused_as_a_save_refuses_it(world: World) -> None:
     token = "ghp_" + "Zr4Xq9Lm2Vt7Wn8Kp3Hs6Bd1Fg5Jc0Ye2Ua4"
     world.say(f"Remember that the release bot signs in as {token} on GitHub.")

@@ -263,6 +263,36 @@ def project_tag(text: str, project: str) -> tuple[str, ...]:
     return (f"project:{project}",)
 
 
+_FIRST_PERSON = re.compile(r"\bI\b|\bI['’](?:m|ve|d|ll)\b|(?i:\b(?:my|me|mine|myself|yo|mi|mis)\b)")
+"""A statement in the first person singular: what it says is about who said it."""
+_NO_ONE = frozenset({"root"})
+"""Login names that name no person."""
+
+
+def speaker(environ: Mapping[str, str]) -> str:
+    """Who a session's "I" is: the login name the hook runs under (``LOGNAME``,
+    ``USER``…, then the account's, as :func:`getpass.getuser` reads them); "" when it
+    names no one."""
+    logins = ("LOGNAME", "USER", "LNAME", "USERNAME")
+    name = next((environ[key] for key in logins if environ.get(key)), "")
+    if not name:
+        import getpass
+
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            return ""
+    return "" if name in _NO_ONE else name
+
+
+def speaker_tag(text: str, who: str) -> tuple[str, ...]:
+    """``by:<name>`` for a statement in the first person singular ("I prefer CTEs"):
+    in a memory read later, by the same person or by others it is shared with, "I" no
+    longer says who; the tag (tags are searched) does ("how does kenji like SQL
+    written?")."""
+    return (f"by:{who}",) if who and _FIRST_PERSON.search(text) else ()
+
+
 def capture_into(
     memory: Memory,
     statements: Sequence[Statement],
@@ -270,9 +300,10 @@ def capture_into(
     project: str,
     session: str,
     save: bool = True,
+    who: str = "",
 ) -> Captured:
     """Save the ``statements`` the memory does not hold yet (``save=False``: only list
-    them in ``pending``)."""
+    them in ``pending``); ``who`` said them (:func:`speaker`)."""
     from ihmt_cli._capture import is_change
     from ihmt_mcp import SecretRefusedError
 
@@ -287,7 +318,12 @@ def capture_into(
             out.pending.append(text)
             continue
         hint = _correction_hint(memory, text, project, nearest) if is_change(statement) else ""
-        tags = (f"session:{session}", f"kind:{statement.kind}", *project_tag(text, project))
+        tags = (
+            f"session:{session}",
+            f"kind:{statement.kind}",
+            *project_tag(text, project),
+            *speaker_tag(text, who),
+        )
         try:
             result = memory.save(text, replaces=hint, project=project, tags=tags, source="session")
         except SecretRefusedError:
@@ -453,10 +489,12 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
         record["outcome"] = "nothing durable"
         return ""
     project = settings.default_project()
+    who = speaker(environ)
     request = {
         "event": "capture",
         "project": project,
         "session": given.session_id,
+        "speaker": who,
         "save": mode == "on",
         "statements": [{"text": s.text, "kind": s.kind} for s in statements],
     }
@@ -467,7 +505,7 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
     else:
         if server.is_wanted(environ):
             server.start(home, environ)
-        captured = _capture_here(settings, statements, project, given.session_id, mode == "on")
+        captured = _capture_here(settings, statements, project, given.session_id, mode == "on", who)
         record["via"] = "process"
     record.update(
         saved=len(captured.saved),
@@ -503,7 +541,12 @@ def _stop(agent: Agent, raw: bytes, home: Path, record: dict[str, Any]) -> str:
 
 
 def _capture_here(
-    settings: Any, statements: Sequence[Statement], project: str, session: str, save: bool
+    settings: Any,
+    statements: Sequence[Statement],
+    project: str,
+    session: str,
+    save: bool,
+    who: str,
 ) -> Captured:
     """The capture in this process, searching by words only (the sentence encoder would
     cost seconds; the server's vectors catch up with ``ihmt index --semantic``)."""
@@ -514,7 +557,9 @@ def _capture_here(
     memory = Memory.open(replace(settings, semantic="off"))
     memory.hand_edit_check_s = None
     try:
-        return capture_into(memory, statements, project=project, session=session, save=save)
+        return capture_into(
+            memory, statements, project=project, session=session, save=save, who=who
+        )
     finally:
         memory.close()
 
@@ -534,5 +579,6 @@ def answer_capture(memory: Memory, request: Mapping[str, Any]) -> dict[str, Any]
         project=str(request.get("project") or ""),
         session=str(request.get("session") or ""),
         save=request.get("save") is not False,
+        who=str(request.get("speaker") or ""),
     )
     return {"reason": "captured", "captured": captured.to_json()}
