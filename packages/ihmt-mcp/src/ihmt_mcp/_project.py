@@ -10,14 +10,14 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import chain
 from pathlib import Path
-from typing import Any, Literal, TypeGuard, cast
+from typing import Any, Literal, TypeGuard
 
 from ihmt_chunkers import BinaryContentError, DocType, decode, detect, split
 from ihmt_mcp._files import read_regular, refuse_unsafe_root, walk_files
+from ihmt_mcp._project_records import FileRecord, Plan, SyncReport
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp._withheld import withhold_lines
 from ihmt_mcp.errors import FileRefusedError
@@ -74,107 +74,10 @@ half-done is redone or dropped, never served."""
 _MANY_LINES = frozenset({"a private key", "a seed phrase"})
 """Kinds of secret that leave their whole file out of the index."""
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
-Skipped = Literal["", "too large", "binary", "holds a secret"]
-"""Why a file of the project is not in its index ('' when it is)."""
 MapDetail = Literal["files", "symbols"]
 """What a project map lists: files with token sizes, or each file's symbols too."""
 _MAP_DETAILS: tuple[MapDetail, ...] = ("files", "symbols")
 _SCOPES: tuple[Scope, ...] = ("main", "test", "all")
-
-
-@dataclass(slots=True, kw_only=True)
-class _FileRecord:
-    size: int
-    mtime_ns: int
-    sha: str
-    tokens: int = 0
-    leaves: list[str] = field(default_factory=list)
-    keys: list[str] = field(default_factory=list)
-    """A digest of each leaf as written (beside ``leaves``): an unchanged symbol of an
-    edited file is not written (nor read back to compare) again."""
-    symbols: list[list[Any]] = field(default_factory=list)
-    """``[qualified name, kind, first line, last line, leaf id]`` per block."""
-    skipped: Skipped = ""
-    """Why the file is left out of the index ('' when it is in)."""
-    _code: tuple[CodeSymbol, ...] | None = field(default=None, repr=False, compare=False)
-
-    def code_symbols(self, rel: str) -> tuple[CodeSymbol, ...]:
-        """Its symbols as find_code ranks them (made once: a record's symbols never change)."""
-        if self._code is None:
-            self._code = tuple(CodeSymbol(rel, row[0], row[1], row[4]) for row in self.symbols)
-        return self._code
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "size": self.size,
-            "mtime_ns": self.mtime_ns,
-            "sha": self.sha,
-            "tokens": self.tokens,
-            "leaves": self.leaves,
-            "keys": self.keys,
-            "symbols": self.symbols,
-            "skipped": self.skipped,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _FileRecord:
-        return cls(
-            size=int(data["size"]),
-            mtime_ns=int(data["mtime_ns"]),
-            sha=str(data["sha"]),
-            tokens=int(data.get("tokens", 0)),
-            leaves=list(data.get("leaves", [])),
-            keys=list(data.get("keys", [])),
-            symbols=list(data.get("symbols", [])),
-            # As this module wrote it (a reason it does not know still leaves it out).
-            skipped=cast(Skipped, str(data.get("skipped", ""))),
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncReport:
-    """What one sync of a project index did."""
-
-    files: int
-    """Files in the project (after ignores)."""
-    hashed: int
-    """Files whose size or mtime moved, so their content was hashed."""
-    changed: tuple[str, ...] = ()
-    """Files re-chunked (new or changed)."""
-    removed: tuple[str, ...] = ()
-    branches_refreshed: int = 0
-    branches_created: int = 0
-    seconds: float = 0.0
-
-
-@dataclass(slots=True, kw_only=True)
-class _Plan:
-    """What one sync found the files ask of the index, before anything is written."""
-
-    generation: int
-    """The store's generation the plan was made against."""
-    stamp: tuple[int, int] | None
-    """The manifest file's stamp it was made from."""
-    files: int
-    hashed: int = 0
-    removed: list[tuple[str, _FileRecord]] = field(default_factory=list)
-    """Files gone, with the records they had."""
-    changed: list[tuple[str, _FileRecord | None, _FileRecord, list[Leaf]]] = field(
-        default_factory=list
-    )
-    """New or changed files: the record they had (if any), their new one, its leaves."""
-    dirty: bool = False
-    """The manifest changed (a touched file's new mtime, a file gone)."""
-
-    def report(self, started: float, **branches: int) -> SyncReport:
-        return SyncReport(
-            files=self.files,
-            hashed=self.hashed,
-            changed=tuple(rel for rel, *_ in self.changed),
-            removed=tuple(rel for rel, _ in self.removed),
-            seconds=time.perf_counter() - started,
-            **branches,
-        )
 
 
 class ProjectIndex:
@@ -200,7 +103,7 @@ class ProjectIndex:
         name = re.sub(r"[^a-z0-9._-]+", "-", root.name.lower()).strip("-") or "project"
         self.store_path = base / f"{name}-{digest}"
         self._store: Store | None = None
-        self._manifest: dict[str, _FileRecord] = {}
+        self._manifest: dict[str, FileRecord] = {}
         self._manifest_stamp: tuple[int, int] | None = None
         self._manifest_generation = -1
         self._record_json: dict[str, tuple[tuple[int, int, str], str]] = {}
@@ -257,7 +160,7 @@ class ProjectIndex:
             if data.get("version") != MANIFEST_VERSION:
                 raise ValueError("an older manifest")
             files = data["files"]
-            self._manifest = {rel: _FileRecord.from_json(rec) for rel, rec in files.items()}
+            self._manifest = {rel: FileRecord.from_json(rec) for rel, rec in files.items()}
             if data.get(_GENERATION) != generation:
                 logger.warning("project index %s was left half-written; re-deriving it", path)
                 self._manifest = self._manifest_from_catalog()
@@ -267,11 +170,11 @@ class ProjectIndex:
         self._manifest_stamp = stamp
         self._manifest_generation = generation
 
-    def _manifest_from_catalog(self) -> dict[str, _FileRecord]:
+    def _manifest_from_catalog(self) -> dict[str, FileRecord]:
         """A manifest that forces every file to be hashed again, with its known leaves."""
-        out: dict[str, _FileRecord] = {}
+        out: dict[str, FileRecord] = {}
         for entry in self.store.iter_entries("leaf"):
-            out.setdefault(entry.source, _FileRecord(size=-1, mtime_ns=-1, sha="")).leaves.append(
+            out.setdefault(entry.source, FileRecord(size=-1, mtime_ns=-1, sha="")).leaves.append(
                 entry.id
             )
         return out
@@ -337,7 +240,7 @@ class ProjectIndex:
         writer.start()
         return plan.report(started)
 
-    def _plan(self) -> _Plan:
+    def _plan(self) -> Plan:
         """What the files on disk ask of the index, the manifest in memory brought in line
         with them (the caller holds the store's lock; nothing is written)."""
         store = self.store
@@ -356,7 +259,7 @@ class ProjectIndex:
                     f"it holds more than {MAX_INDEX_FILES:,} files; give a project folder",
                 )
         present = {rel for _, rel, _ in listed}
-        plan = _Plan(
+        plan = Plan(
             generation=store.generation,
             stamp=self._manifest_stamp,
             files=len(listed),
@@ -384,7 +287,7 @@ class ProjectIndex:
             manifest[rel] = record
         return plan
 
-    def _write(self, plan: _Plan, started: float) -> SyncReport:
+    def _write(self, plan: Plan, started: float) -> SyncReport:
         """Write ``plan`` to the store, then the manifest (the caller holds the lock)."""
         store = self.store
         parents: set[str] = set()
@@ -427,7 +330,7 @@ class ProjectIndex:
         )
         return done
 
-    def _write_behind(self, plan: _Plan) -> None:
+    def _write_behind(self, plan: Plan) -> None:
         """:meth:`_write` in the writer thread. Another process that wrote the index
         since the plan was made (its generation or manifest moved) makes it void: the
         index is synced again from the files as they are then."""
@@ -465,11 +368,11 @@ class ProjectIndex:
 
     def _chunk(
         self, rank: int, rel: str, data: bytes, sha: str, st: os.stat_result
-    ) -> tuple[_FileRecord, list[Leaf]]:
+    ) -> tuple[FileRecord, list[Leaf]]:
         """One new or changed file's record and the leaves it is to hold (nothing is
         written)."""
         store = self.store
-        record = _FileRecord(size=st.st_size, mtime_ns=st.st_mtime_ns, sha=sha)
+        record = FileRecord(size=st.st_size, mtime_ns=st.st_mtime_ns, sha=sha)
         text = ""
         if st.st_size > MAX_INDEX_BYTES:
             record.skipped = "too large"
@@ -556,8 +459,8 @@ class ProjectIndex:
 
     def _place(
         self,
-        old: _FileRecord | None,
-        record: _FileRecord,
+        old: FileRecord | None,
+        record: FileRecord,
         leaves: list[Leaf],
         written: list[Leaf],
         joins: list[tuple[list[str], str]],
@@ -615,7 +518,7 @@ class ProjectIndex:
         self.sync()
         return None
 
-    def _files(self, subpath: str) -> list[tuple[str, _FileRecord]]:
+    def _files(self, subpath: str) -> list[tuple[str, FileRecord]]:
         prefix = _clean_subpath(subpath)
         return [
             (rel, rec)
