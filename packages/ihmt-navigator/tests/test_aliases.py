@@ -123,6 +123,7 @@ def test_a_name_no_memory_holds_is_no_clipping_of_one_that_starts_it(tmp_path: P
 
 def test_abbreviations_are_initials_numeronyms_and_clippings() -> None:
     assert abbreviations("Is the DR site on k8s or e2e only? db.m6g.large") == ["DR", "k8s"]
+    assert abbreviations("a 200 GB data disk, 5MB parts") == []  # units, not initials
     assert spells_out("DR", "copied for disaster recovery.") == ["disaster", "recovery"]
     assert spells_out("k8s", "runs on Kubernetes 1.30") == ["Kubernetes"]
     assert spells_out("k8s", "runs on Nomad") == []

@@ -64,8 +64,10 @@ _LINK = (
 """What joins a project's name to what it is: "orbit is a…", "orbit = the…", "orbit, a…",
 "orbit: an…", "orbit es el…", "orbit is Acme's…" (a link, then an article or a
 possessive: "orbit is on Go 1.22" says something about orbit, not what it is)."""
-_ACRONYM = re.compile(r"(?<![\w.@/-])([A-Z]{2,6})s?(?![\w@/-])")
-"""Capitals standing alone ("DR", "CRs"): an abbreviation of initials."""
+_ACRONYM = re.compile(r"(?<![\w.@/-])(?<!\d )(?<!\d)([A-Z]{2,6})s?(?![\w@/-])")
+"""Capitals standing alone ("DR", "CRs"): an abbreviation of initials. Not a unit after
+a number ("200 GB", "5MB"): it abbreviates a unit, never a phrase of the question
+("the Gutiga box" does not spell out GB)."""
 _NUMERONYM = re.compile(r"(?<![\w.@/-])([^\W\d_])(\d{1,2})([^\W\d_])(?![\w@/-])")
 """A first letter, how many letters follow, a last letter ("k8s", "i18n")."""
 _WORD = re.compile(r"[^\W\d_]+")
