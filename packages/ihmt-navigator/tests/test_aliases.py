@@ -132,7 +132,7 @@ def test_abbreviations_are_initials_numeronyms_and_clippings() -> None:
     assert clipped("library", "see lib/ for the parser")
     assert not clipped("to", "tomorrow")  # a stop word clips nothing
     assert not clipped("versiones", "each of those versions")  # no word starts the other
-    assert spells_out("ID", "the key is in Doppler") == []  # "in" stands for no letter
+    assert spells_out("ID", "the key is in Dorvault") == []  # "in" stands for no letter
     assert spells_out("CA", "renewing the certificate ACM issued") == []  # ACM is no word
 
 

@@ -277,7 +277,7 @@ def test_the_newest_version_of_a_thing_answers_and_older_ones_are_flagged(
     newer = _put(store, "kite is on Gradle 8.5 now.", project="kite", when="2025-02-01")
     vaguer = _put(
         store,
-        "We agreed to stay on Gradle 8 in kite: the move to Bazel is not worth it.",
+        "We agreed to stay on Gradle 8 in kite: the move to Quarry is not worth it.",
         project="kite",
         when="2026-01-10",
     )

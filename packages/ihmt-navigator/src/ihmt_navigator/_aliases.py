@@ -67,7 +67,7 @@ possessive: "orbit is on Go 1.22" says something about orbit, not what it is).""
 _ACRONYM = re.compile(r"(?<![\w.@/-])(?<!\d )(?<!\d)([A-Z]{2,6})s?(?![\w@/-])")
 """Capitals standing alone ("DR", "CRs"): an abbreviation of initials. Not a unit after
 a number ("200 GB", "5MB"): it abbreviates a unit, never a phrase of the question
-("the Gutiga box" does not spell out GB)."""
+("the Orvel box" does not spell out GB)."""
 _NUMERONYM = re.compile(r"(?<![\w.@/-])([^\W\d_])(\d{1,2})([^\W\d_])(?![\w@/-])")
 """A first letter, how many letters follow, a last letter ("k8s", "i18n")."""
 _WORD = re.compile(r"[^\W\d_]+")
@@ -176,7 +176,7 @@ def spells_out(abbreviation: str, text: str) -> list[str]:
 
 def _content(word: str) -> bool:
     """A word that can stand for a letter of an abbreviation: not a stop word ("in
-    Doppler" does not spell out "ID"), of at least three letters, not an abbreviation
+    Dorvault" does not spell out "ID"), of at least three letters, not an abbreviation
     itself ("certificate ACM" does not spell out "CA")."""
     return len(word) >= _SHORTEST and not word.isupper() and fold(word).casefold() not in STOP_WORDS
 
@@ -312,7 +312,7 @@ def _described(
 def _abbreviated(store: Store, q: Query, leaves: list[Candidate]) -> tuple[Query, list[Candidate]]:
     asked = [a for a in abbreviations(q.text) if set(terms(a)) & set(q.q_terms)]
     # A word no memory holds may be one a memory holds clipped, or its clipping; not a
-    # name ("project Nefengal" is not a clipping of a memory's "Nefen"): a name that no
+    # name ("project Quokkalon" is not a clipping of a memory's "Quok"): a name that no
     # memory holds says the question is about something never stored.
     words = _WORD.findall(q.text)
     unseen_words = [

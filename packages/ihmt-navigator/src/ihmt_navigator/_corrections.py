@@ -217,12 +217,12 @@ def newest_value(
 ) -> tuple[list[Candidate], set[str]]:
     """Of the current memories of the first one's project that hold what it holds of the
     question (but the words asking for the value, ``asking``) and a version of the thing
-    asked about (``value``: "7.2" of "on Bazel 7.2", None without one), the newest
-    answers: "anvil moved to Bazel 7.2", later
-    "anvil is on Bazel 8.4", and "Which Bazel version is anvil on?" is answered by the
+    asked about (``value``: "7.2" of "on Quarry 7.2", None without one), the newest
+    answers: "kite moved to Quarry 7.2", later
+    "kite is on Quarry 8.4", and "Which Quarry version is kite on?" is answered by the
     later, though nobody said it corrects the earlier. A thing has one version in one
-    place at a time. A later, vaguer statement of the same version ("Bazel 8" after
-    "Bazel 8.4") gives the answer to the more precise one, and outdates nothing.
+    place at a time. A later, vaguer statement of the same version ("Quarry 8" after
+    "Quarry 8.4") gives the answer to the more precise one, and outdates nothing.
 
     Returns:
         The order, and the earlier holders of another version: outdated for this

@@ -279,9 +279,9 @@ _DAYS = frozenset(_DAY_NAMES.split())
 
 def head_names(query: str) -> list[str]:
     """Single capitalised names the question is about, not names that describe
-    something else: "in Vicylri, and why?", "Vicylri's budget", but not "the Rust CLI"
-    (a name before a noun), "App Store Connect" (a longer name), "Terraform or
-    OpenTofu" (a choice between two), a month or a day, nor the question's first word."""
+    something else: "in Orbaz, and why?", "Orbaz's budget", but not "the Rust CLI"
+    (a name before a noun), "Visual Studio Code" (a longer name), "Podman or
+    Docker" (a choice between two), a month or a day, nor the question's first word."""
     tokens = [m.group() for m in _HEAD_TOKEN.finditer(query)]
     out: list[str] = []
     for position, token in enumerate(tokens[1:], start=1):
@@ -341,7 +341,7 @@ def asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
 
 
 def version_asked(query: str) -> str | None:
-    """The thing whose version the question asks for ("Which Bazel version…": "Bazel")."""
+    """The thing whose version the question asks for ("Which Quarry version…": "Quarry")."""
     versioned = _VERSION_OF.search(query)
     return (versioned.group("before") or versioned.group("after")) if versioned else None
 
@@ -360,7 +360,7 @@ def asked_words(query: str) -> frozenset[str]:
 
 
 def version_number(thing: str) -> re.Pattern[str]:
-    """``thing`` followed by its version number ("Bazel 8.4", "Python v3.12"): group 1."""
+    """``thing`` followed by its version number ("Quarry 8.4", "Python v3.12"): group 1."""
     return re.compile(rf"(?<![\w.-]){re.escape(thing)}\s+v?(\d+(?:\.\d+)*)(?![\w.])", re.IGNORECASE)
 
 

@@ -32,8 +32,8 @@ def namesakes(
     down: a person many memories mention by first name alone pushes the memories that
     give a namesake's full name down the list, and the namesake still exists. A word
     after the name is a surname only if the memories use it only in names
-    (:func:`only_in_names`): "Phoenix Channels" and "Phoenix Presence" are not two
-    people called Phoenix.
+    (:func:`only_in_names`): "Orbit Widgets" and "Orbit Themes" are not two people
+    called Orbit.
 
     What else the question asks about can single one of them out: "Luis's cat" is about
     the Luis whose memories mention a cat, so only the memories holding as much of the
@@ -72,11 +72,11 @@ def namesakes(
 
 def only_in_names(store: Store, word: str) -> bool:
     """Whether the memories use ``word`` only as part of a name: always capitalised, and
-    always after another capitalised word ("Máire Kehoe", "Saoirse Kehoe's"). A product
+    always after another capitalised word ("Ana Vidal", "Marta Vidal's"). A product
     ("on Slack"), a common word ("channels") or an acronym is not a surname."""
     if not word[1:2].islower() or any(ch.isupper() for ch in word[2:]):
         return False
-    # Not inside an address: "t.wren@example.org" is Wren's email, not a use of the word.
+    # Not inside an address: "a.vidal@example.org" is Vidal's email, not a use of the word.
     use = re.compile(rf"(?<![\w.@/-]){re.escape(word)}(?![\w@/-])", re.IGNORECASE)
     for cand in store.candidates(terms(word), limit=NAMES_CHECKED, kinds=("leaf",)):
         text = cand.entry.excerpt
@@ -163,7 +163,7 @@ def another_referent(
 ) -> str | None:
     """A name the question is about (:func:`head_names`) that the memory judged best
     does not mention, while other memories do: that memory answers the question's other
-    words about something else ("the geocoding module" of Shikor, asked about Vicylri's).
+    words about something else ("the geocoding module" of Kelmo, asked about Orbaz's).
     Not when a memory that mentions the name holds half of what the best holds of the
     rest of the question (it is the one to rank) or is nearest in meaning (``nearest``:
     it may say the rest in other words or another language), nor for a project's name
