@@ -69,6 +69,20 @@ class World:
             check=False,
         )
 
+    def ask(self, question: str) -> dict[str, Any]:
+        """The question through ``ihmt --json search``, as the user would ask it here."""
+        asked = subprocess.run(
+            [IHMT, "--json", "search", question],
+            capture_output=True,
+            text=True,
+            env={**self.env, "IHMT_HOME": str(self.home)},
+            cwd=self.project,
+            timeout=120,
+            check=True,
+        )
+        answer: dict[str, Any] = json.loads(asked.stdout)
+        return answer
+
     def log(self) -> list[dict[str, Any]]:
         path = self.home / "hooks" / "hooks.log"
         return [json.loads(line) for line in path.read_text().splitlines()]
@@ -158,16 +172,7 @@ def test_a_statement_that_leaves_its_project_unsaid_is_found_by_the_project_name
     assert unsaid.project == said.project == PROJECT
     assert f"project:{PROJECT}" in unsaid.tags
     assert not any(tag.startswith("project:") for tag in said.tags)
-    asked = subprocess.run(
-        [IHMT, "--json", "search", "who drew the logo of lynx?"],
-        capture_output=True,
-        text=True,
-        env={**world.env, "IHMT_HOME": str(world.home)},
-        cwd=world.project,
-        timeout=120,
-        check=True,
-    )
-    answer = json.loads(asked.stdout)
+    answer = world.ask("who drew the logo of lynx?")
     assert answer["status"] == "found"
     assert answer["results"][0]["id"] == unsaid.id
 
@@ -184,16 +189,7 @@ def test_a_statement_in_the_first_person_is_found_by_who_said_it(world: World) -
     assert not any(
         t.startswith("by:") for t in captured["Lynx deploys to Fly.io from the main branch."].tags
     )
-    asked = subprocess.run(
-        [IHMT, "--json", "search", "what does kenji prefer in SQL?"],
-        capture_output=True,
-        text=True,
-        env={**world.env, "IHMT_HOME": str(world.home)},
-        cwd=world.project,
-        timeout=120,
-        check=True,
-    )
-    answer = json.loads(asked.stdout)
+    answer = world.ask("what does kenji prefer in SQL?")
     assert answer["status"] == "found"
     assert answer["results"][0]["id"] == mine.id
 
