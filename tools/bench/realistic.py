@@ -17,6 +17,8 @@ CLI's ``search --json`` would give it.
 
 It also audits the OUTDATED marks left in the store against the dataset's ``supersedes``: a mark
 on a memory that the correcting memory does not supersede is a wrong mark (it hides a true one).
+The rows written to ``--out`` hold each answer whole (status, ids in order, OUTDATED flags,
+compact text): two versions' files are diffed row by row to show that a change kept every answer.
 
 Figures (answerable = every kind that has an expected memory):
   R@1 / R@5         an expected memory is result 1 / in the top 5
@@ -98,6 +100,10 @@ def score(query: dict[str, Any], result: Any, keys: Keys) -> dict[str, Any]:
         if result.results
         else None,
         "tokens": result.tokens,
+        # The whole answer, so that two versions' outputs can be compared answer by answer.
+        "ids": [hit.id for hit in result.results],
+        "outdated": [hit.outdated for hit in result.results],
+        "compact": result.compact,
     }
     if kind in ANSWERABLE:
         expected = set(query["expect_ids"])

@@ -4,6 +4,8 @@
     python tools/bench/semantic.py --recall 20000      # the sketch against a full scan
     python tools/bench/semantic.py --sizes 50000 --journal --keep DIR \
         --before WORKTREE [--after WORKTREE] [--rounds 3] [--cli-runs 3]
+    python tools/bench/semantic.py --sizes 50000 --journal --keep DIR --in-process \
+        [--rounds 3] [--answers FILE] [--profile FILE]
 
 For each size, the synthetic corpus of ``_memories.generate`` is stored words-only (fast,
 through the store and the navigator, as ``scale.py`` does) — with ``--journal``, the same
@@ -34,8 +36,17 @@ add /tmp/base <commit>`` then ``uv sync`` there) against ``--after``'s (this che
 default), each with a model cache of its own. Per version, the medians over ``--rounds``
 of: warm server search p50/p95 and save p50, and a one-shot ``ihmt search`` of the
 first three questions, ``--cli-runs`` times each (wall and CPU). Every answer text is
-kept: the server's to each question and the CLI's; the run says how many are the same in
-both versions and exits 1 when one differs.
+kept: the server's to each question and the CLI's (but for its last line, how many files
+it read); the run says how many are the same in both versions and exits 1 when one
+differs.
+
+``--in-process`` asks the kept store's questions of ``Memory.search`` in this process
+instead (no server, no CLI): after five untimed questions, every question ``--rounds``
+times, wall and CPU time of each (p50/p95); ``--answers FILE`` writes each answer (status,
+ids in order, OUTDATED flags, compact text) as a JSON line, ``--profile FILE`` runs
+cProfile over the first 100 questions and prints where the time went. Run it with each
+version's interpreter (``/tmp/base/.venv/bin/python tools/bench/semantic.py …``) in turns
+to compare two versions on one store, and diff their answer files.
 
 The machine is shared: compare the two modes of one run, not runs of different days.
 """
@@ -46,6 +57,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -63,6 +75,9 @@ from ingest import notes, write_folder
 from scale import NavigatorSystem
 
 RESULTS = Path(__file__).resolve().parent / "results"
+_READS = re.compile(r"\(\d[\d,]* tokens · read \d+ branch and \d+ leaf file\(s\), [\d,]+ bytes\)")
+"""The CLI's last line, what the search read: a measure, not the answer (left out when
+two versions' answers are compared)."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -288,6 +303,7 @@ def compare(
                 timings["cli_cpu_ms"] = statistics.median(cpu)
                 for key, value in timings.items():
                     figures[label].setdefault(key, []).append(value)
+                said = [_READS.sub("", text) for text in said]
                 if turn == 0:
                     answers[label] = said
                 elif said != answers[label]:
@@ -315,6 +331,78 @@ def compare(
             row[f"{label}_{key}"] = round(statistics.median(runs), 1)
             row[f"{label}_{key}_runs"] = [round(v, 1) for v in runs]
     return row
+
+
+def in_process(
+    size: int,
+    n_queries: int,
+    journal: bool,
+    keep: Path | None,
+    rounds: int,
+    answers: Path | None = None,
+    profile: Path | None = None,
+) -> dict[str, Any]:
+    """Warm ``Memory.search`` in this process (with meaning) on a copy of the store:
+    wall and CPU ms per question, p50/p95 over ``rounds`` passes; each answer written to
+    ``answers`` (JSON lines) and a cProfile of the first 100 questions to ``profile``
+    when given."""
+    from ihmt_mcp import Memory, Settings
+    from ihmt_store import Store
+
+    with tempfile.TemporaryDirectory(prefix=f"ihmt-in-process-{size}-") as tmp:
+        folder = keep / str(size) if keep is not None else Path(tmp) / "built"
+        queries = _build(folder, size, n_queries, journal)["queries"]
+        home = Path(tmp) / "run" / "home"
+        shutil.copytree(folder / "home", home)  # a search may write state files
+        settings = Settings.for_home(home, cwd=home.parent)
+        memory = Memory(Store.open(settings.store_path), settings=settings, semantic="on")
+        try:
+            for query in queries[:5]:  # warm: the model, the vectors, the caches
+                memory.search(query)
+            if answers is not None:
+                with answers.open("w", encoding="utf-8") as out:
+                    for query in queries:
+                        result = memory.search(query)
+                        said = {
+                            "query": query,
+                            "status": result.status,
+                            "ids": [hit.id for hit in result.results],
+                            "outdated": [hit.outdated for hit in result.results],
+                            "compact": result.compact,
+                        }
+                        out.write(json.dumps(said, ensure_ascii=False) + "\n")
+            if profile is not None:
+                import cProfile
+                import pstats
+
+                profiler = cProfile.Profile()
+                profiler.runcall(lambda: [memory.search(q) for q in queries[:100]])
+                profiler.dump_stats(str(profile))
+                stats = pstats.Stats(profiler, stream=sys.stderr)
+                stats.sort_stats("tottime").print_stats(30)
+                stats.sort_stats("cumulative").print_stats(50)
+            wall, cpu = [], []
+            loads = [os.getloadavg()[0]]
+            for _ in range(rounds):
+                for query in queries:
+                    started, used = time.perf_counter(), time.process_time()
+                    memory.search(query)
+                    cpu.append((time.process_time() - used) * 1000)
+                    wall.append((time.perf_counter() - started) * 1000)
+                loads.append(os.getloadavg()[0])
+        finally:
+            memory.close()
+    return {
+        "size": size,
+        "corpus": "journal" if journal else "synthetic",
+        "searches": len(wall),
+        "wall_p50": round(statistics.median(wall), 2),
+        "wall_p95": round(_pct(wall, 0.95), 2),
+        "cpu_p50": round(statistics.median(cpu), 2),
+        "cpu_p95": round(_pct(cpu, 0.95), 2),
+        "load_min": round(min(loads), 2),
+        "load_max": round(max(loads), 2),
+    }
 
 
 def _print_compare(rows: list[dict[str, Any]]) -> None:
@@ -396,9 +484,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--after", type=Path, help="with --before: the worktree to compare it with")
     parser.add_argument("--rounds", type=int, default=3, help="with --before: turns each")
     parser.add_argument("--cli-runs", type=int, default=3, help="with --before: per question")
+    parser.add_argument(
+        "--in-process", action="store_true", help="Memory.search in this process, timed"
+    )
+    parser.add_argument("--answers", type=Path, help="with --in-process: each answer, JSON lines")
+    parser.add_argument("--profile", type=Path, help="with --in-process: cProfile's stats file")
     args = parser.parse_args(argv)
     if args.recall:
         print(json.dumps(sketch_recall(args.recall), indent=1))
+        return 0
+    if args.in_process:
+        rows = [
+            in_process(size, args.queries, args.journal, args.keep, args.rounds,
+                       args.answers, args.profile)
+            for size in args.sizes
+        ]  # fmt: skip
+        for row in rows:
+            print(json.dumps(row))
         return 0
     if args.before is not None:
         rows = [
