@@ -4,12 +4,15 @@ changed (the corrections are written the way the facts timeline writes them)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from ihmt_navigator import Navigator
-from ihmt_navigator._changes import CORRECTIONS_KEY, changed_words, changes_of
+from ihmt_navigator import Navigator, SearchOptions
+from ihmt_navigator._changes import CORRECTIONS_KEY, changed_words, changes_of, judge
+from ihmt_navigator._query import Query, new_query, started
+from ihmt_navigator._question import question_terms
 from ihmt_store import Correction, Store
 from ihmt_store.testing import make_leaf
 
@@ -230,3 +233,76 @@ def test_a_correction_restating_versions_leaves_no_older_version_current(
     assert result.status == "not_found", result.compact
     assert "none holds a Postgres version" in result.compact
     assert old.leaf_id not in result.compact
+
+
+def _chain(make_store: Callable[..., Store]) -> tuple[Store, list[str]]:
+    """A store where atlas-7's rack was corrected twice (B3 → B5 → B7), each correction
+    recorded with the hint that chose it: the ids, oldest first."""
+    store = make_store()
+    texts = (
+        "Server atlas-7 sits in rack B3 of the Madrid datacenter.",
+        "Server atlas-7 moved to rack B5.",
+        "Server atlas-7 moved to rack B7.",
+    )
+    dates = ("2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z", "2026-10-02T00:00:00Z")
+    ids = [
+        store.put_leaf(make_leaf(text, timestamp=date, position=i)).leaf_id
+        for i, (text, date) in enumerate(zip(texts, dates, strict=True))
+    ]
+    for old, new, date in ((ids[0], ids[1], dates[1]), (ids[1], ids[2], dates[2])):
+        item = {"by": new, "date": date, "hint": "atlas-7 rack"}
+        store.annotate(
+            old, outdated_by=Correction(by=new, date=date), extra={CORRECTIONS_KEY: [item]}
+        )
+    return store, ids
+
+
+def _query(store: Store, text: str) -> Query:
+    _, q_terms = question_terms(text)
+    return new_query(store, text, SearchOptions(), started(store), q_terms=q_terms)
+
+
+def test_judging_a_chain_of_corrections_reads_each_leaf_once(
+    make_store: Callable[..., Store],
+) -> None:
+    store, (first, second, third) = _chain(make_store)
+    q = _query(store, "which rack is atlas-7 in?")
+    reads = store.io.leaf_reads
+    # The first one's correction is read to judge it (its text says what changed); then
+    # that correction is judged in turn, from the leaf already read.
+    judge(store, q, [store.entries([first])[first]])
+    judge(store, q, [store.entries([second])[second]])
+    assert store.io.leaf_reads - reads == 3
+    assert set(q.leaves) == {first, second, third}
+    assert q.corrections[first].by == second and q.corrections[second].by == third
+
+
+def test_a_corrected_memory_the_question_finds_nothing_in_keeps_its_latest_correction(
+    make_store: Callable[..., Store],
+) -> None:
+    store, (first, second, _) = _chain(make_store)
+    older = store.put_leaf(
+        make_leaf("atlas-7 was racked by Dana.", timestamp="2026-01-01T00:00:00Z", position=9)
+    )
+    later = "2026-11-01T00:00:00Z"
+    store.annotate(
+        first,
+        outdated_by=Correction(by=older.leaf_id, date=later),
+        extra={
+            CORRECTIONS_KEY: [
+                {"by": second, "date": "2026-06-01T00:00:00Z", "hint": "atlas-7 rack"},
+                {"by": older.leaf_id, "date": later, "hint": "atlas-7 racked"},
+            ]
+        },
+    )
+    q = _query(store, "what did the check of the greenhouse heaters find?")
+    reads = store.io.leaf_reads
+    judge(store, q, [store.entries([first])[first]])
+    # Every correction weighs the same for a question the memory holds none of: the
+    # latest holds, as when each is weighed, and no correcting memory is read for it.
+    assert q.corrections[first] is not None and q.corrections[first].by == older.leaf_id
+    assert store.io.leaf_reads - reads == 1
+    early = _query(store, "what did the check of the greenhouse heaters find?")
+    early = replace(early, options=SearchOptions(as_of="2026-07-01"))
+    judge(store, early, [store.entries([first])[first]])
+    assert early.corrections[first] is not None and early.corrections[first].by == second

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ihmt_navigator._hits import leaf_text
+from ihmt_navigator._hits import leaf_text, read_once
 from ihmt_navigator._query import Change, Query
 from ihmt_navigator._question import asked_for, compound_names
 from ihmt_store import CorruptFileError, Entry, Leaf, LeafNotFoundError, Store, terms
@@ -62,7 +62,8 @@ _VERSIONED = re.compile(r"\b[^\W\d_][\w.+#-]*\s+v?\d+(?:\.\d+)*\b")
 
 JUDGED = 10
 """Candidates judged per call, best first: the answer and the memories listed with it
-come from them, and each corrected one costs two file reads."""
+come from them, and each corrected one costs a file read, and one per memory that
+corrected it when the question holds any of its words or asks for a value."""
 
 CORRECTIONS_KEY = "corrections"
 """Key of a leaf header's ``extra`` listing the corrections the leaf received, oldest
@@ -95,13 +96,13 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
     leaves: dict[str, Leaf] = {}
     for entry in todo:
         try:
-            leaf = store.read_leaf(entry)
+            leaf = read_once(store, q, entry)
         except (LeafNotFoundError, CorruptFileError):
             continue  # the store says why; the memory keeps its flag as it is
         leaves[entry.id] = leaf
         q.texts.setdefault(entry.id, leaf.text)
     histories = {leaf_id: changes_of(leaf) for leaf_id, leaf in leaves.items()}
-    newer = store.entries(list({c.by for h in histories.values() for c in h}))
+    newer: dict[str, Entry] | None = None
     as_of = q.as_of
     asked = asked_for(q.text)
     for entry in todo:
@@ -109,6 +110,15 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
             continue
         old_text = leaves[entry.id].text
         old_terms = frozenset(terms(old_text))
+        if not asked and not any(old_terms.intersection(group) for group in q.groups):
+            # The question finds none of its words here and asks for no value: every
+            # correction weighs the same (nothing of the question is what it changed, or
+            # what it left alone), so the latest holds, as it would below; the
+            # correcting memories need not be read.
+            q.corrections[entry.id] = _latest(histories[entry.id], as_of)
+            continue
+        if newer is None:
+            newer = store.entries(list({c.by for h in histories.values() for c in h}))
         best: tuple[float, float, str] | None = None
         chosen: Change | None = None
         for change in histories[entry.id]:
@@ -138,6 +148,18 @@ def judge(store: Store, q: Query, entries: Sequence[Entry]) -> None:
             if best is None or rank > best:
                 best, chosen = rank, change
         q.corrections[entry.id] = chosen
+
+
+def _latest(history: Sequence[Change], as_of: str | None) -> Change | None:
+    """The latest correction of ``history`` by the cutoff (the first of those of one
+    date), or None: what :func:`judge` chooses when every correction weighs the same."""
+    chosen: Change | None = None
+    for change in history:
+        if (as_of is None or change.date <= as_of) and (
+            chosen is None or change.date > chosen.date
+        ):
+            chosen = change
+    return chosen
 
 
 def changed_words(text: str) -> frozenset[str]:

@@ -19,12 +19,13 @@ from ihmt_store import (
     Candidate,
     CorruptFileError,
     Entry,
+    Leaf,
     LeafNotFoundError,
     Store,
     estimate_tokens,
 )
 
-__all__ = ["EVIDENCE_SHARE", "build_hits", "finish", "leaf_text", "prefetch"]
+__all__ = ["EVIDENCE_SHARE", "build_hits", "finish", "leaf_text", "prefetch", "read_once"]
 
 EVIDENCE_SHARE = 1 / 3
 """A leaf longer than this share of the compact budget is shown as its evidence (the
@@ -33,13 +34,26 @@ that share: the answer's head, its notes and one line per other match fit in the
 and the whole leaf is one read away by its id."""
 
 
+def read_once(store: Store, q: Query, entry: Entry) -> Leaf:
+    """A leaf, read from its file once per call (from the entry the call already holds).
+
+    Raises:
+        LeafNotFoundError, CorruptFileError: as :meth:`ihmt_store.Store.read_leaf` (a
+            file it will not read is tried again when asked again).
+    """
+    leaf = q.leaves.get(entry.id)
+    if leaf is None:
+        leaf = q.leaves[entry.id] = store.read_leaf(entry)
+    return leaf
+
+
 def leaf_text(store: Store, q: Query, entry: Entry) -> str:
     """A leaf's text, read once per call (from the entry the call already holds); "" for
     a file the store will not read (a damaged header…), which then has no hit."""
     text = q.texts.get(entry.id)
     if text is None:
         try:
-            text = store.read_leaf(entry).text
+            text = read_once(store, q, entry).text
         except (CorruptFileError, LeafNotFoundError):
             q.unreadable.add(entry.id)
             text = ""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from ihmt_navigator._question import word_groups
 from ihmt_navigator._records import SearchOptions
-from ihmt_store import Candidate, Entry, IOStats, Store
+from ihmt_store import Candidate, Entry, IOStats, Leaf, Store
 
 __all__ = [
     "CLUE_BOTH",
@@ -119,6 +119,9 @@ class Query:
     """Tree paths fetched in this call."""
     texts: dict[str, str] = field(default_factory=dict)
     """Leaf texts read in this call."""
+    leaves: dict[str, Leaf] = field(default_factory=dict)
+    """Leaves read in this call: a leaf file is read once per call, whichever step
+    (the corrections' judge, the decision, the hits) asks for it first."""
     unreadable: set[str] = field(default_factory=set)
     """Leaves whose file the store refused to read in this call (the store says why, once,
     in its notices): they are left out of the hits."""

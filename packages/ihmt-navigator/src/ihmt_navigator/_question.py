@@ -7,6 +7,7 @@ period it names, and the shape of the value it asks for. ``_decide`` decides wit
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
@@ -329,15 +330,22 @@ def word_groups(query: str, q_terms: Sequence[str]) -> list[tuple[str, ...]]:
 
 def asked_for(query: str) -> list[tuple[str, re.Pattern[str]]]:
     """The shapes of value the question asks for (none for a yes/no question)."""
+    return list(_asked_for(query))
+
+
+@functools.lru_cache(maxsize=64)
+def _asked_for(query: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """:func:`asked_for`, read once per question: a search asks it of every corrected
+    memory it judges."""
     if _YES_NO.search(query):
-        return []
+        return ()
     asked = [(name, shape) for name, cue, shape in ANSWER_TYPES if cue.search(query)]
     if _SECRET_ASKED.search(query) and not _WHERE.search(query):
         asked.append(("a secret (secrets are never saved)", _NOTHING))
     thing = version_asked(query)
     if thing:
         asked.append((f"a {thing} version", version_of(thing)))
-    return asked
+    return tuple(asked)
 
 
 def version_asked(query: str) -> str | None:
