@@ -297,22 +297,33 @@ class StoreBase(IndexLifecycle):
             and not os.path.lexists(self.path / e.path)
         ]
 
-    def _unusable(self, entries: Iterable[Entry]) -> set[str]:
-        """Paths of leaf ``entries`` whose file the store will not read (a link out of the
-        store, not a regular file, too large: ``_files.leaf_file_problem``), each said
-        once in :attr:`notices`. Rebuild lists them as problems."""
-        out = set()
+    def _missing_or_unusable(self, entries: Iterable[Entry]) -> tuple[list[str], set[str]]:
+        """Paths of ``entries`` whose file is gone (:meth:`_vanished`), and of leaf
+        ``entries`` whose file the store will not read (a link out of the store, not a
+        regular file, too large: ``_files.leaf_file_problem``), each said once in
+        :attr:`notices` (rebuild lists them as problems): one ``lstat`` per file, as a
+        search checks every candidate's."""
+        own = self._own_batch()
+        vanished: list[str] = []
+        unusable: set[str] = set()
         for entry in entries:
+            full = self.path / entry.path
+            try:
+                info = os.lstat(full)
+            except (OSError, ValueError):  # what ``os.path.lexists`` takes for "gone"
+                if own is None or entry.path not in own.pending:
+                    vanished.append(entry.path)
+                continue
             if entry.kind != "leaf":
                 continue
             try:
-                problem = leaf_file_problem(self.path / entry.path, self.path)
+                problem = leaf_file_problem(full, self.path, info)
             except OSError:
                 continue  # gone or unreadable: reading it says so
             if problem is not None:
-                out.add(entry.path)
+                unusable.add(entry.path)
                 self._notice(f"{entry.path} {problem}; 'ihmt doctor' lists such files")
-        return out
+        return vanished, unusable
 
     @healing
     def _all_entries(self, kind: ItemKind | None) -> list[Entry]:

@@ -118,20 +118,23 @@ def parse_leaf_lossy(data: bytes, path: Path) -> tuple[Leaf, bool]:
         raise CorruptFileError(f"invalid leaf header: {exc}", path=path) from None
 
 
-def leaf_file_problem(full: Path, root: Path) -> str | None:
+def leaf_file_problem(full: Path, root: Path, linked: os.stat_result | None = None) -> str | None:
     """Why the store will not read the leaf file ``full`` (inside ``root``) as it is, from
     its ``stat`` alone: a symbolic link out of the store, not a regular file, or larger
-    than :data:`MAX_LEAF_BYTES`; None when it may be read.
+    than :data:`MAX_LEAF_BYTES`; None when it may be read. ``linked``: its ``lstat``,
+    when the caller already has it (one system call per file, not two, but for a link).
 
     Raises:
         OSError: it cannot be examined (FileNotFoundError when it is gone).
     """
-    if full.is_symlink() and not within(full, root):
-        return (
-            f"is a symbolic link to {os.path.realpath(full)}, outside the store; IHMT does "
-            "not follow it: replace the link with the file itself, or delete it"
-        )
-    info = os.stat(full)
+    info = os.lstat(full) if linked is None else linked
+    if stat.S_ISLNK(info.st_mode):
+        if not within(full, root):
+            return (
+                f"is a symbolic link to {os.path.realpath(full)}, outside the store; IHMT "
+                "does not follow it: replace the link with the file itself, or delete it"
+            )
+        info = os.stat(full)
     if not stat.S_ISREG(info.st_mode):
         return "is not a regular file: delete it (or put the leaf's own file back)"
     if info.st_size > MAX_LEAF_BYTES:

@@ -79,7 +79,8 @@ class Entry:
     def _from_row(cls, row: Sequence[Any]) -> Entry:
         """The entry of a row selected as ``SELECT {COLUMNS}``."""
         values = dict(zip(FIELDS, row, strict=True))
-        values["tags"] = tuple(json.loads(values["tags"]))
+        tags = values["tags"]
+        values["tags"] = () if tags == "[]" else tuple(json.loads(tags))  # most have none
         return cls(**values)
 
 

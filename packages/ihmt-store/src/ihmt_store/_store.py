@@ -584,8 +584,8 @@ class Store(StoreBase):
             common=common,
         )
         out = []
-        vanished = set(self._vanished(entry for entry, _, _ in rows))
-        unusable = self._unusable(entry for entry, _, _ in rows if entry.path not in vanished)
+        gone, unusable = self._missing_or_unusable(entry for entry, _, _ in rows)
+        vanished = set(gone)
         for entry, score, present in rows:
             if entry.path in vanished or entry.path in unusable:
                 continue
