@@ -150,15 +150,19 @@ class _Service:
 
         return (await anyio.to_thread.run_sync(cwd_root),)
 
-    async def project(self, ctx: Context[Any, Any] | None) -> str:
-        """The project of this session: IHMT_PROJECT, the client's root, or the cwd's git root."""
+    async def project(self, ctx: Context[Any, Any] | None) -> Callable[[], str]:
+        """How to name the project of this session (IHMT_PROJECT, the client's root, or
+        the cwd's git root): called on the tool's worker thread, as part of its work (a
+        thread hop of its own would cost a search more than the lookup)."""
         if self.settings.project is not None:
-            return self.settings.project.strip()
-        await self.roots(ctx)
+            name = self.settings.project.strip()
+            return lambda: name
+        if self._roots is None:
+            self._roots = await _client_roots(ctx)
         if self._roots:
             first = self._roots[0]
-            return (await anyio.to_thread.run_sync(find_project_root, first) or first).name
-        return await anyio.to_thread.run_sync(self.settings.default_project)
+            return lambda: (find_project_root(first) or first).name
+        return self.settings.default_project
 
 
 async def _client_roots(ctx: Context[Any, Any] | None) -> tuple[Path, ...]:
@@ -238,7 +242,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
                     clue=clue,
                     detail=detail,
                     as_of=as_of,
-                    project=project,
+                    project=project(),
                     alternatives=alternatives or (),
                 ).compact
             ),
@@ -263,7 +267,7 @@ def build_server(settings: Settings | None = None) -> MCPServer:
                 # Any text the client sent: save refuses an unknown one with a sentence.
                 content_type=cast("ContentType", content_type),
                 replaces=replaces,
-                project=project,
+                project=project(),
             ).render(),
             service.memory_lock,
         )
