@@ -271,3 +271,27 @@ def test_a_replaces_correction_outdates_only_the_part_its_hint_describes(
     owner = memory.search("which team owns hb-3?")
     assert owner.results[0].id == old and not owner.results[0].outdated
     assert not any("OUTDATED" in n for n in owner.notices)
+
+
+def test_each_search_sees_the_saves_and_forgets_made_since_the_last(memory: Memory) -> None:
+    # What a search reads (leaves, corrections judged) lasts for that search only.
+    question = "when does the orrin nightly export run?"
+    old = memory.save(
+        "The orrin nightly export runs at 02:00 from cron on box ash-3.",
+        project="orrin",
+        date="2024-01-05",
+    ).ids[0]
+    first = memory.search(question, project="orrin")
+    assert first.results[0].id == old and not first.results[0].outdated
+    new = memory.save(
+        "The orrin nightly export now runs at 04:30 from cron on box ash-3.",
+        project="orrin",
+        date="2024-06-01",
+        replaces="orrin nightly export 02:00",
+    ).ids[0]
+    second = memory.search(question, project="orrin")
+    assert second.results[0].id == new
+    assert [h.outdated for h in second.results if h.id == old] == [True]
+    memory.forget(new)
+    third = memory.search(question, project="orrin")
+    assert [h.id for h in third.results] == [old] and not third.results[0].outdated
