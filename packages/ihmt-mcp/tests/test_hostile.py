@@ -185,8 +185,10 @@ def test_a_slow_tool_call_never_blocks_the_server(
     """While a big project is being indexed, notes, recalls and tools/list still answer."""
     project = tmp_path / "big"
     project.mkdir()
-    # 400 files (4,800 functions) take a project_map 7 s alone here, 60 times the quick
-    # calls below; 1,500 took 100 s of a loaded make test and proved nothing more.
+    # 400 files (4,800 functions) take a first index several seconds here, many times the
+    # quick calls below; 1,500 took 100 s of a loaded make test and proved nothing more.
+    # find_code, not project_map: the map answers from the files and writes the index
+    # behind it, while find_code waits for the index to be written.
     for n in range(400):
         (project / f"mod_{n:04}.py").write_text(
             "".join(f"def func_{n}_{k}(x):\n    return x + {k}\n\n" for k in range(12))
@@ -196,7 +198,7 @@ def test_a_slow_tool_call_never_blocks_the_server(
     async def body(session: ClientSession) -> None:
         async def slow() -> None:
             started = time.perf_counter()
-            await call(session, "project_map", path=str(project))
+            await call(session, "find_code", query="func_7_3", path=str(project))
             seen["slow"] = time.perf_counter() - started
 
         async with anyio.create_task_group() as group:
