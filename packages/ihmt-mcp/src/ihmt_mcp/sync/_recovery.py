@@ -12,7 +12,7 @@ import logging
 import os
 
 from ihmt_mcp.sync._clone import Clone
-from ihmt_mcp.sync._git import blob_ids, git_locks
+from ihmt_mcp.sync._git import Git, blob_ids, git_locks
 from ihmt_mcp.sync._hand_edits import settle_leaf_merges
 from ihmt_mcp.sync._merge import after_merge
 from ihmt_mcp.sync._records import SyncError
@@ -127,15 +127,7 @@ def undo_unfinished_merge(clone: Clone, before: str, upstream: str) -> None:
     ]
     # The index as this branch has it, for every path the merge changes (a path this
     # branch lacks leaves the index).
-    git.run(
-        "reset",
-        "--quiet",
-        before,
-        "--pathspec-from-file=-",
-        "--pathspec-file-nul",
-        input_text="\0".join(paths) + "\0",
-        extra_env={"GIT_LITERAL_PATHSPECS": "1"},
-    )
+    run_on_paths(git, ("reset", "--quiet", before), paths)
     if not written and not deleted:
         return
     logger.warning(
@@ -145,14 +137,19 @@ def undo_unfinished_merge(clone: Clone, before: str, upstream: str) -> None:
     )
     back = sorted(p for p in (*written, *deleted) if p in ours)
     if back:
-        git.run(
-            "checkout",
-            before,
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-            input_text="\0".join(back) + "\0",
-            extra_env={"GIT_LITERAL_PATHSPECS": "1"},
-        )
+        run_on_paths(git, ("checkout", before), back)
     for path in written:
         if path not in ours:
             (clone.folder / path).unlink(missing_ok=True)
+
+
+def run_on_paths(git: Git, command: tuple[str, ...], paths: list[str]) -> None:
+    """Run git ``command`` on exactly ``paths``: handed over NUL-separated on stdin and
+    read literally (a path holding ``*`` or ``:`` is no pattern), however many there are."""
+    git.run(
+        *command,
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+        input_text="\0".join(paths) + "\0",
+        extra_env={"GIT_LITERAL_PATHSPECS": "1"},
+    )
