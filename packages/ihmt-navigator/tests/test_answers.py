@@ -356,6 +356,24 @@ def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     assert nav.search("Does Nora Vidal have an email address?").status == "found"
 
 
+def test_how_often_how_long_and_when_need_a_memory_giving_that_value(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "The lab's door sensors run on coin batteries; Ada set them up.")
+    _put(store, "Ada's son Theo started school in September 2023; pick-up is at 13:40.")
+    nav = Navigator(store)
+    often = nav.search("How often do the door sensor batteries get replaced?")
+    assert often.status == "not_found" and "none holds a frequency" in often.compact
+    assert nav.search("When is Theo's birthday?").status == "not_found"
+    # what the memories do give is answered
+    assert nav.search("What time is Theo's school pick-up?").status == "found"
+    _put(store, "The door sensor batteries are swapped every six months.")
+    assert nav.search("How often do the door sensor batteries get replaced?").status == "found"
+
+
 def test_the_memory_that_holds_the_asked_for_value_comes_first_among_equals(
     make_store: Callable[..., Store],
 ) -> None:

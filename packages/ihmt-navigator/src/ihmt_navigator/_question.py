@@ -11,8 +11,9 @@ import functools
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from ihmt_navigator._shapes import ANSWER_TYPES
 from ihmt_store import terms
 
 _QUERY_FLUFF_WORDS = """
@@ -40,63 +41,6 @@ _YES_NO = re.compile(
     r"tiene|tienen|puedo|podemos|vamos|estamos)\b",
     re.IGNORECASE,
 )
-
-
-class AnswerType(NamedTuple):
-    """A kind of value a question may ask for."""
-
-    name: str
-    """How the answer names it ("an email address")."""
-    cue: re.Pattern[str]
-    """The words of a question that ask for it."""
-    shape: re.Pattern[str]
-    """What a memory that gives it holds."""
-
-
-# (name, cue, shape); "(?i)" where case does not matter.
-_ANSWER_SHAPES = (
-    ("an email address", r"(?i)\b(e-?mail|correo)\b", r"[^\s@]+@[^\s@]+\.\w+"),
-    # Digits with separators, but not a date (2027-01-10, 10/01/2027) nor a version.
-    # "Phone extension" asks for an extension (a few digits), not a phone number.
-    ("a phone number",
-     r"(?i)\b(phone|tel[eé]fono|celular|mobile number)\b(?!\s+ext(ension)?\b)",
-     r"(?<![\w./-])(?!\d{4}-\d\d?-\d\d?(?!\d)|\d\d?[/.]\d\d?[/.]\d{2,4}(?!\d))"
-     r"\+?\d[\d ()./-]{5,}\d"),
-    # "handle" the noun ("Ana's GitHub handle"), not the verb ("how should I handle…").
-    ("an extension",
-     r"(?i)\b(?:phone|tel[eé]fono)\s+ext(?:ension)?\b|\bext(?:ension)?\s+(?:number|no)\b",
-     r"(?i)\bext(?:ension)?\.?\s*(?:no\.?\s*|number\s*)?#?\d{2,6}\b"),
-    ("a user name",
-     r"(?i)\b(user ?name|usuario)\b|(?<!\bto )(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bthey )"
-     r"(?<!\bshould )(?<!\bdo )(?<!\bdoes )(?<!\bcan )(?<!\bwill )\bhandle\b",
-     r"(?i)(^|\s)@\w|\.com/\w|`\w+`"),
-    # Not a part of a time (03:00), a date (2024-10-18) or a version (3.11).
-    ("a port", r"(?i)\b(port|puerto)\b",
-     r"(?<!\d)(?<!\d\.)(?<!\b\d\d:)(?<!\d-)\d{2,5}(?!\d)(?!\.\d)(?!:\d\d\b)(?!-\d)"),
-    ("an age or a birth date",
-     r"(?i)\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b",
-     r"(?i)\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
-     r"cumplea[nñ]os|\bage\b|\bedad\b"),
-    ("a birthday", r"(?i)\bbirthday\b|\bcumplea[nñ]os\b",
-     r"(?i)\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+)?[a-z]{3,}|\b[a-z]{3,}\.?\s+\d{1,2}\b|"
-     r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.]\d{1,2}\b"),
-    ("an IP address", r"\bIP\b",
-     r"(?i)\b\d{1,3}(\.\d{1,3}){3}\b|[0-9a-f]{1,4}(:[0-9a-f]{0,4}){2,7}"),
-    # Any scheme (wss://, s3://), a host of three labels or more (any top-level
-    # domain), or one of the common top-level domains.
-    ("a web address", r"(?i)\b(url|link|enlace|website|sitio web)\b",
-     r"(?i)\b[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)+\.[a-z]{2,}\b|"
-     r"\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk|ie|de|fr|nl|eu|cl|mx|"
-     r"br|ch|co|ai|me|cloud|studio|tech|site|page)\b"),
-)  # fmt: skip
-
-
-ANSWER_TYPES: tuple[AnswerType, ...] = tuple(
-    AnswerType(name, re.compile(cue), re.compile(shape)) for name, cue, shape in _ANSWER_SHAPES
-)
-"""What a question asks for, and what a memory must hold to answer it: "what's Paula's
-email?" is not answered by a memory about Paula that holds no address. Only asked-for
-values with a recognisable shape are listed; yes/no questions ask for none."""
 
 
 _SECRET_ASKED = re.compile(
@@ -372,10 +316,22 @@ def version_number(thing: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.-]){re.escape(thing)}\s+v?(\d+(?:\.\d+)*)(?![\w.])", re.IGNORECASE)
 
 
+_VERSION = (
+    r"(?<![\w.-])(?!\d{4}-\d\d-\d\d)v?\d+(?:\.\d+)*"
+    r"(?:\.x|[a-z]+\d*|-(?:rc|alpha|beta|pre|dev)[\w.]*)?(?![\w-]|\.\d)"
+)
+"""A version number on its own ("15", "3.12", "v1.14.2", "7.x", "v1alpha1", "2.0-rc1"),
+not a date ("2024-10-18") nor a part of a name ("DNS-01")."""
+
+
 def version_of(thing: str) -> re.Pattern[str]:
-    """A memory that gives ``thing``'s version names it, with a number."""
+    """A memory that gives ``thing``'s version names it with a version number a few words
+    away ("Postgres 15", "moved Quarry from 8.1 to 8.4", "version 3 of Quarry"); a date
+    or a count elsewhere in the memory is no version of it."""
     word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
-    return re.compile(word + r".*\d|\d.*" + word, re.IGNORECASE | re.DOTALL)
+    after = word + r"(?:[-.][\w.-]*)?(?:[\s:=(@,]+[^\s\d]\S*){0,3}[\s:=(@,]+" + _VERSION
+    before = _VERSION + r"(?:[\s,]+[^\s\d]\S*){0,2}\s+" + word
+    return re.compile(f"{after}|{before}", re.IGNORECASE)
 
 
 _EN_FUNCTION_WORDS = """
