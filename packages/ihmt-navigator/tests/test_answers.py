@@ -356,6 +356,18 @@ def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     assert nav.search("Does Nora Vidal have an email address?").status == "found"
 
 
+def test_a_two_letter_name_no_memory_holds_is_not_found(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    _put(store, "kite's remote build cache runs in the cloud; configure it in .bazelrc.")
+    nav = Navigator(store)
+    assert nav.search("How is the Nx Cloud cache configured for kite?").status == "not_found"
+    assert nav.search("How is the remote build cache configured for kite?").status == "found"
+
+
 def test_how_often_how_long_and_when_need_a_memory_giving_that_value(
     make_store: Callable[..., Store],
 ) -> None:

@@ -119,3 +119,11 @@ def test_what_a_memory_giving_the_value_holds(kind: str, holds: str, lacks: str)
 def test_a_version_is_a_number_beside_the_thing(text: str, gives: bool) -> None:
     [(_, shape)] = asked_for("Which Postgres version do we run?")
     assert bool(shape.search(text)) is gives
+
+
+def test_a_two_letter_name_is_one_written_as_a_name() -> None:
+    from ihmt_navigator._question import name_words
+
+    assert name_words("How is the Nx cache set up for kite?") == ["Nx"]
+    # acronyms are words, and so is the first word of a sentence
+    assert name_words("Is the AI in CI on a DB?") == []

@@ -134,9 +134,12 @@ NAME_WORD = re.compile(r"[^\W_][\w./#+-]*[^\W_]|[^\W_]", re.UNICODE)
 
 
 def is_name(word: str, position: int) -> bool:
-    """An identifier, a number or a capitalised word that does not start the sentence."""
-    if len(word) < 3:
+    """An identifier, a number or a capitalised word that does not start the sentence.
+    Two letters make a name only written as one ("Nx", "Qt"): "AI" or "DB" are words."""
+    if len(word) < 2:
         return False
+    if len(word) == 2:
+        return position > 0 and word[0].isupper() and word[1].islower()
     if any(ch.isdigit() for ch in word):
         return True
     if word.isupper() or any(ch.isupper() for ch in word[1:]):
