@@ -480,6 +480,32 @@ def test_a_service_of_the_one_host_a_text_names_is_that_hosts() -> None:
     }
 
 
+def test_a_host_named_by_its_kind_anchors_a_service_no_rule_tied_to_it() -> None:
+    # No rule reads a fact of the host itself before the service: the text still names
+    # one machine, and the SSH port is that machine's, not a host called "ssh".
+    found = extract(
+        "Environment update: host batch-owl-7 was reinstalled with Debian 12 and Erlang "
+        "OTP 26; SSH now listens on port 46534."
+    )
+    assert {(e.subject, e.attribute, e.value) for e in found} == {
+        ("host:batch-owl-7", "os", "Debian 12"),
+        ("host:batch-owl-7", "ssh port", "46534"),
+    }
+
+
+def test_a_version_in_a_text_about_one_host_is_that_hosts() -> None:
+    found = extract("Host batch-owl-7 runs Arch Linux with Python 3.12.", project="lab")
+    assert ("host:lab/batch-owl-7", "python version", "3.12") in {
+        (e.subject, e.attribute, e.value) for e in found
+    }
+    # two machines: whose version it is is unknown, and it stays the scope's
+    two = extract("The servers web-1 and web-2 run Ubuntu 22.04 with Python 3.11.")
+    assert ("user", "python version", "3.11") in {(e.subject, e.attribute, e.value) for e in two}
+    # "Node 20" is a runtime, not a machine called "20"
+    node = extract("Host web-3 runs macOS 14 with Node 20; SSH listens on port 2222.")
+    assert ("host:web-3", "ssh port", "2222") in {(e.subject, e.attribute, e.value) for e in node}
+
+
 def test_a_bare_service_stays_its_own_subject_when_no_host_is_named() -> None:
     found = extract("Postgres listens on port 5432.")
     assert [(e.subject, e.attribute, e.value) for e in found] == [("host:postgres", "port", "5432")]

@@ -391,7 +391,7 @@ def extract(
                         continue
                     claimed.append((start, end))
                     keep(extraction)
-    return _anchored(out)
+    return _anchored(out, text, project)
 
 
 def _host_name(subject: str) -> str | None:
@@ -406,31 +406,67 @@ def _is_named(host: str) -> bool:
     return any(ch.isdigit() or ch in ".-_" for ch in host)
 
 
-def _anchored(found: list[Extraction]) -> tuple[Extraction, ...]:
-    """A text's facts with every subject the thing it names: "host cache-dove-20 runs
-    FreeBSD; SSH listens on port 28167" states cache-dove-20's SSH port, not a port of a
-    host called "ssh" that every such text would share. When the text names exactly one
-    machine, a fact about a bare word ("ssh", "redis") becomes that machine's (attribute
-    "ssh port"); when it names several, which one is meant is unknown, and the fact is
-    left out rather than given to all of them."""
+_MACHINE = re.compile(
+    r"\b(?:[Hh]ost|[Ss]erver|[Mm]achine|vm|VM|box|node|[Ss]ervidor|m[aá]quina|nodo)\s+"
+    r"(?P<name>(?<![\w.-])(?=[\w.-]*[^\W\d_])\w[\w.-]{0,160}\w)(?![\w-])"
+)
+"""A machine the text names by its kind: "host cache-dove-20", "the server web-1"."""
+
+
+def _machines(found: list[Extraction], text: str, project: str) -> set[str]:
+    """The ``host:`` subjects of the machines a text names: those its facts are about,
+    and those it calls a host, a server or a machine by a name ("host cache-dove-20 was
+    reinstalled with…"), though no rule read a fact of them."""
     named = {
         e.subject for e in found if (host := _host_name(e.subject)) is not None and _is_named(host)
     }
+    for mention in _MACHINE.finditer(text):
+        host = mention.group("name").rstrip(".")
+        if _is_named(host):
+            named.add(normalize_subject(f"host:{project}/{host}" if project else f"host:{host}"))
+    return named
+
+
+def _anchored(found: list[Extraction], text: str, project: str) -> tuple[Extraction, ...]:
+    """A text's facts with every subject the thing it names: "host cache-dove-20 runs
+    FreeBSD; SSH listens on port 28167" states cache-dove-20's SSH port, not a port of a
+    host called "ssh" that every such text would share, and "host batch-7 runs Arch with
+    Python 3.12" states batch-7's Python version, not the user's. When the text names
+    exactly one machine, a fact about a bare word ("ssh", "redis") becomes that
+    machine's (attribute "ssh port"), and so does a version read for the whole scope;
+    when it names several, which one is meant is unknown: the bare word's fact is left
+    out rather than given to all of them, and a version stays the scope's."""
+    named = _machines(found, text, project)
+    scope = f"project:{project}" if project else "user"
     out: list[Extraction] = []
+
+    def add(extraction: Extraction) -> None:
+        if extraction not in out:
+            out.append(extraction)
+
     for e in found:
         host = _host_name(e.subject)
-        if host is None or _is_named(host) or not named:
-            out.append(e)
+        if len(named) == 1 and e.subject == scope and e.attribute.endswith(" version"):
+            add(
+                Extraction(
+                    subject=next(iter(named)),
+                    attribute=e.attribute,
+                    value=e.value,
+                    pattern=e.pattern,
+                )
+            )
+        elif host is None or _is_named(host) or not named:
+            add(e)
         elif len(named) == 1:
             try:
                 attribute = normalize_attribute(f"{host} {e.attribute}")
             except InvalidFactError:
                 continue
-            moved = Extraction(
-                subject=next(iter(named)), attribute=attribute, value=e.value, pattern=e.pattern
+            add(
+                Extraction(
+                    subject=next(iter(named)), attribute=attribute, value=e.value, pattern=e.pattern
+                )
             )
-            if moved not in out:
-                out.append(moved)
     return tuple(out)
 
 

@@ -104,7 +104,10 @@ _TECHY = (
 )
 """A technical token: "k8s", "v2.api", "API"."""
 
-_RUNS_OS = r"(?:runs|is\s+running|runs\s+on|is\s+on|uses|(?:was|has\s+been|is)\s+upgraded\s+to)"
+_RUNS_OS = (
+    r"(?:runs|is\s+running|runs\s+on|is\s+on|uses|(?:was|has\s+been|is)\s+upgraded\s+to|"
+    r"(?:was|has\s+been|is)\s+(?:reinstalled|reimaged|rebuilt)\s+(?:with|on))"
+)
 _RUNS_OS_ES = r"(?:corre|usa|ejecuta|lleva|tiene|funciona\s+con)"
 
 _COMPONENT = (
