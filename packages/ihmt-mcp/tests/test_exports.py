@@ -47,6 +47,7 @@ EXPORTS = [
     "TreeItem",
     "USER_ERRORS",
     "build_server",
+    "fill_summaries",
     "fill_vectors",
     "find_secrets",
     "main",

@@ -35,6 +35,7 @@ SURFACE = [
     "Navigator",
     "NavigatorError",
     "NodeSummary",
+    "PENDING",
     "Scope",
     "SearchError",
     "SearchOptions",

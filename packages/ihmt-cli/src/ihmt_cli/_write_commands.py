@@ -104,7 +104,7 @@ def init_command(
 @click.option(
     "--embed-later",
     is_flag=True,
-    help="Return once the memories are stored; their vectors are computed later.",
+    help="Return once the memories are stored; their summaries and vectors come later.",
 )
 @pass_state
 def ingest_command(
@@ -124,10 +124,11 @@ def ingest_command(
     original IHMT-MEMORY's ihmt_memory/ or its IHMT_HOME) are imported memory by memory,
     with their dates, domains, projects, tags and OUTDATED links.
 
-    With the semantic layer on, the memories are stored first (searchable by their words
-    from then on), then their vectors are computed, with a progress line: Ctrl-C stops
-    that after the current batch, and what is left fills later (the MCP server does it,
-    or 'ihmt index --semantic'). --embed-later skips that step.
+    The memories, their facts and their branches are stored first (found from then on),
+    then the branches' summaries are written and, with the semantic layer on, the vectors
+    computed, with a progress line: Ctrl-C stops that after the current batch, and what
+    is left fills later (the MCP server does it, or 'ihmt index --semantic').
+    --embed-later skips that step.
     """
     from ihmt_cli._render import ingest_text
 
@@ -171,16 +172,17 @@ def ingest_command(
 
 
 def _embed_now(state: State, memory: Any, report: Any) -> tuple[Any, bool]:
-    """The vectors ``ingest`` left for later, computed now, a batch a commit: the
-    report as things then stand, and whether Ctrl-C stopped it (after its batch; a
-    second Ctrl-C stops at once, and the batch under way is rolled back)."""
+    """The branch summaries and the vectors ``ingest`` left for later, computed now, a
+    batch a commit: the report as things then stand, and whether Ctrl-C stopped it (after
+    its batch; a second Ctrl-C stops at once, and the batch under way is rolled back)."""
     import signal
     import threading
 
-    from ihmt_mcp import fill_vectors
+    from ihmt_mcp import fill_summaries, fill_vectors
 
+    summaries = any("have no summary yet" in w for w in report.warnings)
     missing = memory.vectors_missing()
-    if not missing:
+    if not missing and not summaries:
         return report, False
     stop = threading.Event()
     handled = threading.current_thread() is threading.main_thread()
@@ -193,15 +195,27 @@ def _embed_now(state: State, memory: Any, report: Any) -> tuple[Any, bool]:
 
     if handled:
         signal.signal(signal.SIGINT, interrupted)
-    state.remark(f"computing the vectors of {missing:,} memories (Ctrl-C stops; the rest wait)")
     try:
-        with progress_bar(state, "Embedding") as progress:
-            report = fill_vectors(
-                memory,
-                report,
-                None if progress is None else (lambda done, total: progress(done, total, "")),
-                stop=stop,
+        if summaries:
+            state.remark("writing the branch summaries (Ctrl-C stops; the rest wait)")
+            with progress_bar(state, "Summarising") as progress:
+                report = fill_summaries(
+                    memory,
+                    report,
+                    None if progress is None else (lambda done, total: progress(done, total, "")),
+                    stop=stop,
+                )
+        if missing and not stop.is_set():
+            state.remark(
+                f"computing the vectors of {missing:,} memories (Ctrl-C stops; the rest wait)"
             )
+            with progress_bar(state, "Embedding") as progress:
+                report = fill_vectors(
+                    memory,
+                    report,
+                    None if progress is None else (lambda done, total: progress(done, total, "")),
+                    stop=stop,
+                )
     finally:
         if handled:
             signal.signal(signal.SIGINT, previous or signal.default_int_handler)
@@ -345,14 +359,22 @@ def rebuild_command(state: State) -> None:
 def index_command(state: State, semantic: bool) -> None:
     """Say what search uses; with --semantic, fill in the missing vectors.
 
+    First it writes the branch summaries a large ingest left for later, if any.
+
     Vectors are written on every save. A memory saved before the [semantic] extra was
     installed, or with IHMT_SEMANTIC=off, has none until this runs (it shows a
     progress bar; about 2,000 memories a minute on a laptop core).
     """
     from ihmt_cli._render import search_mode_text
+    from ihmt_mcp import fill_summaries
 
     with open_memory(state) as memory:
         embedded = 0
+        # The branch summaries a large ingest left for later (none: a quick look).
+        with progress_bar(state, "Summarising") as progress:
+            fill_summaries(
+                memory, None, None if progress is None else (lambda d, t: progress(d, t, ""))
+            )
         if semantic:
             with progress_bar(state, "Embedding") as progress:
                 embedded = memory.index_semantic(

@@ -111,8 +111,10 @@ def ingest_sources(
         consolidate=consolidate,
         progress=progress,
     )
+    from ihmt_mcp._summary_fill import summaries_later
     from ihmt_mcp._vector_fill import vectors_later
 
+    report = summaries_later(memory, report)
     return vectors_later(memory, report if imported is None else imported.merged(report))
 
 

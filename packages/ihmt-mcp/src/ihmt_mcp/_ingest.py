@@ -21,8 +21,10 @@ from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
 from ihmt_mcp._front_matter import FrontMatterTooLargeError, read_front_matter
 from ihmt_mcp._leaves import chunked_leaves, make_leaves
 from ihmt_mcp._portable import MARKDOWN_SUFFIXES, NoteMeta
+from ihmt_mcp._read_ahead import READ_AHEAD_BYTES, ReadAhead
 from ihmt_mcp._records import IngestReport
 from ihmt_mcp._secrets import find_secrets
+from ihmt_mcp._summary_fill import store_group_later
 from ihmt_mcp.errors import FileRefusedError
 from ihmt_store import Leaf, StoreConfig, normalize_timestamp, now_timestamp
 
@@ -122,40 +124,59 @@ def ingest_files(
     total_bytes, done_bytes = sum(sizes), 0
     group: list[Leaf] = []
     files_in_group = 0
+    # Files read whole are read a few ahead by a worker process, when there are enough.
+    whole = [
+        (name, full)
+        for (name, full), size in zip(items, sizes, strict=True)
+        if full is not None and size <= MAX_FILE_BYTES
+    ]
+    ahead = None
+    if len(whole) > 1 and sum(s for s in sizes if s <= MAX_FILE_BYTES) >= READ_AHEAD_BYTES:
+        ahead = ReadAhead(memory.store.config, options, whole)
 
     def commit() -> None:
         nonlocal written, created, files_in_group
         if group:
-            stored, branches, said = memory._store_group(group, consolidate=consolidate)
+            stored, branches, said = store_group_later(memory, group, consolidate=consolidate)
             written += len(stored)
             created += branches
             notices.extend(said)
             group.clear()
         files_in_group = 0
 
-    for (name, full), size in zip(items, sizes, strict=True):
-        files_in_group += 1
-        if full is not None and size > MAX_FILE_BYTES:
-            # A large file (a chat export, years of a journal) is read, checked and
-            # stored a segment at a time: memory and each batch stay bounded.
-            streamed = 0
-            for leaves, read in reader.streamed(name, full):
+    try:
+        for (name, full), size in zip(items, sizes, strict=True):
+            files_in_group += 1
+            if full is not None and size > MAX_FILE_BYTES:
+                # A large file (a chat export, years of a journal) is read, checked and
+                # stored a segment at a time: memory and each batch stay bounded.
+                streamed = 0
+                for leaves, read in reader.streamed(name, full):
+                    group.extend(leaves)
+                    streamed += read
+                    if len(group) >= INGEST_LEAVES:
+                        commit()
+                    if progress is not None:
+                        progress(done_bytes + min(streamed, size), total_bytes, name)
+                done_bytes += size  # also when it was skipped, or grew since the walk
+                if progress is not None and streamed < size:
+                    progress(done_bytes, total_bytes, name)
+                continue
+            if ahead is not None and full is not None:
+                leaves, skipped_here, warned = ahead.take(name, full)
+                reader.skipped.extend(skipped_here)
+                reader.warnings.extend(warned)
                 group.extend(leaves)
-                streamed += read
-                if len(group) >= INGEST_LEAVES:
-                    commit()
-                if progress is not None:
-                    progress(done_bytes + min(streamed, size), total_bytes, name)
-            done_bytes += size  # also when it was skipped, or grew since the walk
-            if progress is not None and streamed < size:
+            else:
+                group.extend(reader.whole(name, full, text))
+            done_bytes += size
+            if len(group) >= INGEST_LEAVES or files_in_group >= INGEST_GROUP:
+                commit()
+            if progress is not None:
                 progress(done_bytes, total_bytes, name)
-            continue
-        group.extend(reader.whole(name, full, text))
-        done_bytes += size
-        if len(group) >= INGEST_LEAVES or files_in_group >= INGEST_GROUP:
-            commit()
-        if progress is not None:
-            progress(done_bytes, total_bytes, name)
+    finally:
+        if ahead is not None:
+            ahead.close()
     commit()
     logger.info("ingested %d item(s) into %d leaf(s)", total - len(skipped), written)
     return IngestReport(

@@ -125,7 +125,8 @@ def with_pending_vectors(memory: Memory, result: SearchResult) -> SearchResult:
 
 
 class VectorFill:
-    """Fills in every missing vector in a daemon thread (the MCP server's), with a
+    """Writes the branch summaries an ingest left for later (:mod:`ihmt_mcp._summary_fill`),
+    then fills in every missing vector, in a daemon thread (the MCP server's), with a
     :class:`~ihmt_mcp.Memory` of its own opened by ``open_memory``: the store lock
     serialises its commits (one per :data:`~ihmt_navigator.BATCH` memories) with the
     server's saves. A failure is logged; it never ends the server."""
@@ -152,6 +153,13 @@ class VectorFill:
         try:
             memory = self._open_memory()
             try:
+                # The branch summaries an ingest left for later first: the fastest, and
+                # what the tree and the broad answers' notes show.
+                from ihmt_mcp._summary_fill import fill_summaries
+
+                fill_summaries(memory, stop=self._stop)
+                if self._stop.is_set():
+                    return
                 vectors = memory.vectors
                 if vectors is None or not memory.vectors_missing():
                     return
@@ -165,7 +173,7 @@ class VectorFill:
             finally:
                 memory.close()
         except Exception as exc:  # noqa: BLE001 (vectors are derived: words still answer)
-            logger.warning("the missing vectors were not computed: %s", exc)
+            logger.warning("the missing summaries or vectors were not computed: %s", exc)
             return
         if self.filled:
             logger.info("computed %d missing vector(s)", self.filled)

@@ -26,7 +26,7 @@ Entry points:
 """
 
 from ihmt_navigator._code import CodeSearch, CodeSymbol
-from ihmt_navigator._consolidate import ConsolidationReport, Consolidator
+from ihmt_navigator._consolidate import PENDING, ConsolidationReport, Consolidator
 from ihmt_navigator._records import (
     CorrectionMatch,
     Detail,
@@ -83,6 +83,7 @@ __all__ = [
     # consolidation
     "Consolidator",
     "ConsolidationReport",
+    "PENDING",
     # summarizers
     "Summarizer",
     "ChildText",

@@ -63,8 +63,12 @@ def broad_branch(
 
 
 def branch_notice(branch: Entry) -> str:
-    """The note naming the branch a broad answer's memories sit under."""
-    return (
+    """The note naming the branch a broad answer's memories sit under (one a bulk ingest
+    grouped and has not summarised yet says so)."""
+    head = (
         f'These memories sit under "{one_line(branch.title, 80)}" ({branch.id}), '
-        f"{branch.leaf_count} memories in all: {one_line(branch.excerpt, 160)}"
+        f"{branch.leaf_count} memories in all"
     )
+    if not branch.excerpt:
+        return f"{head}; its summary is not written yet"
+    return f"{head}: {one_line(branch.excerpt, 160)}"

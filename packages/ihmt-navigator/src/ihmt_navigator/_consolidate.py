@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -13,10 +14,20 @@ from ihmt_store import Branch, ChildRef, Entry, Progress, Store, now_timestamp, 
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ConsolidationReport", "Consolidator"]
+__all__ = ["PENDING", "ConsolidationReport", "Consolidator"]
 
 EXCERPT_CHARS = 160
 EVENTS_PER_BATCH = 64
+SUMMARIES_PER_BATCH = 256
+"""Pending branches summarised per store batch (one commit each) by
+:meth:`Consolidator.summarize_pending`."""
+PENDING = "pending"
+"""The ``backend`` of a branch whose summary is still to be written: a bulk ingest groups
+its memories into branches that list their children (ids, titles, spans, counts) and
+leaves the summaries, which nothing reads while it runs, for afterwards
+(:meth:`Consolidator.summarize_pending`). Until then the branch is titled by its first and
+last child and has no summary and no keywords; a branch made over one of them is pending
+too, so a summary never quotes one that is not written yet."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +73,9 @@ class Consolidator:
             no summary and no keywords, made from the catalog alone: no leaf is read and
             the summarizer is never called. For a tree whose branches nobody reads as
             text (a project index: its tools answer from the symbols).
+        deferred: branches are made as outlines whose summaries are still to be written
+            (:data:`PENDING`); :meth:`summarize_pending` writes them. What a bulk ingest
+            does: the words commit first, the summaries follow.
     """
 
     def __init__(
@@ -71,10 +85,12 @@ class Consolidator:
         *,
         frequencies: Frequencies | None = None,
         outline: bool = False,
+        deferred: bool = False,
     ) -> None:
         self.store = store
         self.summarizer = summarizer
         self.outline = outline
+        self.deferred = deferred
         self._frequencies: Frequencies = store if frequencies is None else frequencies
         self._total = 0
         self._stack = ExitStack()
@@ -275,6 +291,8 @@ class Consolidator:
         """``node`` with its summary, child references, span and counts made from ``kids``."""
         if self.outline:
             return _outlined(node, kids)
+        if self.deferred:
+            return _outlined(node, kids, backend=PENDING)
         store = self.store
         children: list[ChildText] = []
         refs: list[ChildRef] = []
@@ -292,6 +310,9 @@ class Consolidator:
                 count = 1
             else:
                 branch = store.read_branch(entry.id)
+                if branch.backend == PENDING:
+                    # Summarised over a summary not written yet: pending too, written after it.
+                    return _outlined(node, kids, backend=PENDING)
                 text = branch.summary
                 keywords = branch.keywords[:6]
                 start, end = branch.time_start, branch.time_end
@@ -373,6 +394,78 @@ class Consolidator:
                 store.compact()
         return tuple(touched)
 
+    def pending(self) -> list[str]:
+        """The branches whose summary is still to be written (:data:`PENDING`), lowest
+        layer first. Only branches without a summary in the catalog are opened."""
+        store = self.store
+        maybe = sorted((e.layer, e.id) for e in store.iter_entries("branch") if not e.excerpt)
+        return [node for _, node in maybe if store.read_branch(node).backend == PENDING]
+
+    def summarize_pending(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[str, ...]:
+        """Write the summaries a bulk ingest left for later, lowest layer first (a parent
+        quotes its children's), :data:`SUMMARIES_PER_BATCH` a commit, each batch under
+        the store lock (saves go on between batches). The same summary as consolidation
+        writes at once, weighed against the store as it is now. ``stop`` ends it after
+        the current batch; what is left stays pending, for the next run.
+
+        Returns:
+            The ids of the branches summarised.
+        """
+        store = self.store
+        todo = self.pending()
+        done: list[str] = []
+        self._total = self._frequencies.count("leaf")
+        by_layer: dict[int, list[str]] = {}
+        entries = store.entries(todo)
+        for node in todo:
+            if node in entries:
+                by_layer.setdefault(entries[node].layer, []).append(node)
+        handled = 0
+        for layer in sorted(by_layer):
+            ids = by_layer[layer]
+            for start in range(0, len(ids), SUMMARIES_PER_BATCH):
+                if stop is not None and stop.is_set():
+                    break
+                chunk = ids[start : start + SUMMARIES_PER_BATCH]
+                with store.locked(), store.batch():
+                    done.extend(self._summarize_now(chunk))
+                handled += len(chunk)
+                if progress is not None:
+                    progress(handled, len(todo))
+        if done:
+            self.refresh_root()
+            logger.info("wrote %d pending branch summary(ies)", len(done))
+        return tuple(done)
+
+    def _summarize_now(self, ids: Sequence[str]) -> list[str]:
+        """Summarise the pending branches among ``ids`` (one layer), read afresh under
+        the lock: one a save rewrote or removed meanwhile is left as it is."""
+        store = self.store
+        written = []
+        entries = store.entries(list(ids))
+        for node in ids:
+            entry = entries.get(node)
+            if entry is None or entry.kind != "branch" or entry.excerpt:
+                continue
+            branch = store.read_branch(node)
+            if branch.backend != PENDING:
+                continue
+            found = store.entries([ref.id for ref in branch.children])
+            kids = [found[ref.id] for ref in branch.children if ref.id in found]
+            if not kids:
+                continue
+            summarized = self._summarized(branch, kids)
+            if summarized.backend == PENDING:
+                continue  # a child still waits for its own (grouped meanwhile)
+            store.put_branch(summarized)
+            written.append(node)
+        return written
+
     def refresh_root(self) -> None:
         """Rewrite ``root.json`` with each domain's top items and keywords."""
         store = self.store
@@ -383,7 +476,7 @@ class Consolidator:
         store.refresh_root(keywords)
 
 
-def _outlined(node: Branch, kids: Sequence[Entry]) -> Branch:
+def _outlined(node: Branch, kids: Sequence[Entry], *, backend: str = "outline") -> Branch:
     """``node`` with child references, span and counts from the catalog rows of
     ``kids``; titled by its first and last child, with no summary and no keywords."""
     refs = tuple(
@@ -410,5 +503,5 @@ def _outlined(node: Branch, kids: Sequence[Entry]) -> Branch:
         time_end=max((ref.time_end for ref in refs if ref.time_end), default=None),
         leaf_count=sum(ref.leaf_count for ref in refs),
         project=projects.pop() if len(projects) == 1 else "",
-        backend="outline",
+        backend=backend,
     )

@@ -1,0 +1,102 @@
+"""Reading an ingest's files on another core: one worker process reads, checks for secrets
+and splits the next files while this one stores the previous ones.
+
+Reading and splitting are about a sixth of a bulk ingest's work and depend on nothing
+stored, so a folder of notes is read a few files ahead by a worker process (spawned: it
+shares no open file, lock or thread with this one), in the walk's order, and its leaves
+are stored here exactly as if this process had read them. When the worker cannot be
+started or dies, the files are read here instead: the result is the same, only slower.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ihmt_mcp._ingest import IngestOptions
+    from ihmt_store import Leaf, StoreConfig
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["READ_AHEAD_BYTES", "ReadAhead", "read_file"]
+
+READ_AHEAD_BYTES = 512 * 1024
+"""Files of at least this many bytes in all (and two files or more) are read by a worker;
+fewer are read faster than a process starts."""
+WINDOW = 4
+"""Files read ahead of the one being stored."""
+
+Read = tuple[list["Leaf"], list[tuple[str, str]], list[str]]
+"""A file's leaves, why it was skipped (if it was) and what was done to read it."""
+
+
+def read_file(config: StoreConfig, options: IngestOptions, name: str, full: Path) -> Read:
+    """What ``_Reader.whole`` gives for one file, with its own skip and warning lists."""
+    from ihmt_mcp._ingest import _Reader
+
+    skipped: list[tuple[str, str]] = []
+    reader = _Reader(config=config, options=options, skipped=skipped)
+    leaves = reader.whole(name, full, None)
+    return leaves, skipped, reader.warnings
+
+
+class ReadAhead:
+    """The files ``jobs`` (name, path), read in order by a worker process, a few ahead:
+    :meth:`take` returns each one's :data:`Read` in turn."""
+
+    def __init__(
+        self, config: StoreConfig, options: IngestOptions, jobs: Sequence[tuple[str, Path]]
+    ) -> None:
+        self._config = config
+        self._options = options
+        self._jobs = deque(jobs)
+        self._waiting: deque[tuple[str, Path, Future[Read] | None]] = deque()
+        self._pool: ProcessPoolExecutor | None = None
+        try:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        except (OSError, ValueError) as exc:
+            logger.info("reading the files here: no worker process (%s)", exc)
+        self._top_up()
+
+    def _top_up(self) -> None:
+        while self._jobs and len(self._waiting) < WINDOW:
+            name, full = self._jobs.popleft()
+            future = None
+            if self._pool is not None:
+                try:
+                    future = self._pool.submit(read_file, self._config, self._options, name, full)
+                except (BrokenProcessPool, RuntimeError) as exc:
+                    logger.info("reading the files here: the worker stopped (%s)", exc)
+                    self._pool = None
+            self._waiting.append((name, full, future))
+
+    def take(self, name: str, full: Path) -> Read:
+        """The next file's :data:`Read` (it must be ``name`` at ``full``, the next job)."""
+        queued, path, future = self._waiting.popleft()
+        if (queued, path) != (name, full):
+            raise ValueError(f"read ahead out of order: {name} asked, {queued} read")
+        result: Read | None = None
+        if future is not None:
+            try:
+                result = future.result()
+            except BrokenProcessPool as exc:
+                logger.info("reading the files here: the worker died (%s)", exc)
+                self._pool = None
+        if result is None:
+            result = read_file(self._config, self._options, name, full)
+        self._top_up()
+        return result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
