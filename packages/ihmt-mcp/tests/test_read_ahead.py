@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ihmt_facts import DEFAULT_PATTERNS
 from ihmt_mcp import Memory
 from ihmt_mcp._ingest import IngestOptions
 from ihmt_mcp._read_ahead import READ_AHEAD_BYTES, ReadAhead, read_file
@@ -50,9 +51,12 @@ def test_the_worker_reads_each_file_as_this_process_does(tmp_path: Path) -> None
     _folder(tmp_path / "notes")
     config, options = StoreConfig(), IngestOptions(project="")
     jobs = [(f"notes/{p.name}", p) for p in sorted((tmp_path / "notes").iterdir())]
-    ahead = ReadAhead(config, options, jobs)
+    ahead = ReadAhead(config, options, jobs, DEFAULT_PATTERNS)
     try:
         for name, full in jobs:
-            assert ahead.take(name, full) == read_file(config, options, name, full)
+            read = ahead.take(name, full)
+            assert read == read_file(config, options, name, full, DEFAULT_PATTERNS)
+            leaves, found = read[0], read[3]
+            assert set(found) == {leaf.leaf_id for leaf in leaves}
     finally:
         ahead.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import date, datetime
 from typing import Any
@@ -58,6 +58,9 @@ from ihmt_store import (
 
 logger = logging.getLogger(__name__)
 
+Prepared = tuple[str, str, tuple[str, ...]]
+"""The (text, project, tags) of a leaf whose facts :meth:`Timeline.prepare` gives."""
+
 __all__ = ["JOURNAL_NAME", "Timeline"]
 
 JOURNAL_NAME = "facts.jsonl"
@@ -104,6 +107,8 @@ class Timeline:
         self._writes: ExitStack | None = None
         """Set while a write call runs: the store batch joins it on the first write."""
         self._batch_open = False
+        self._prepared: dict[str, tuple[Prepared, tuple[Extraction, ...]]] = {}
+        """What :meth:`prepare` gave: each leaf's rules' findings, made elsewhere."""
         with self._reading():
             pass  # load the journal now (or rebuild it from the leaves when it is missing)
 
@@ -138,6 +143,14 @@ class Timeline:
             if any(p.name == pattern.name for p in self.patterns):
                 raise InvalidPatternError(pattern.name, "a rule with that name already exists")
             self._patterns = (pattern, *self.patterns)
+            self._prepared = {}
+
+    def prepare(self, found: Mapping[str, tuple[Prepared, tuple[Extraction, ...]]]) -> None:
+        """What these rules find in leaves about to be ingested, by leaf id, found
+        elsewhere (a worker process reading a bulk ingest's files): used instead of running
+        the rules again for a leaf whose (text, project, tags) are the key's. Replaces
+        what an earlier call gave."""
+        self._prepared = dict(found)
 
     def extract(
         self, text: str, *, project: str = "", tags: Sequence[str] = ()
@@ -532,9 +545,14 @@ class Timeline:
         """Everything the timeline derives from one leaf (the same code for every path)."""
         facts: list[Fact] = []
         if leaf.data_type != "CODE" and FACT_TAG not in leaf.tags:
-            for found in extract(
-                leaf.text, project=leaf.project, tags=leaf.tags, patterns=self.patterns
-            ):
+            ready = self._prepared.pop(leaf.leaf_id, None)
+            if ready is not None and ready[0] == (leaf.text, leaf.project, tuple(leaf.tags)):
+                extracted = ready[1]
+            else:
+                extracted = extract(
+                    leaf.text, project=leaf.project, tags=leaf.tags, patterns=self.patterns
+                )
+            for found in extracted:
                 facts.append(
                     Fact(
                         subject=found.subject,

@@ -21,7 +21,7 @@ from ihmt_mcp._files import open_regular, read_regular, special_kind, walk_files
 from ihmt_mcp._front_matter import FrontMatterTooLargeError, read_front_matter
 from ihmt_mcp._leaves import chunked_leaves, make_leaves
 from ihmt_mcp._portable import MARKDOWN_SUFFIXES, NoteMeta
-from ihmt_mcp._read_ahead import READ_AHEAD_BYTES, ReadAhead
+from ihmt_mcp._read_ahead import READ_AHEAD_BYTES, Found, ReadAhead
 from ihmt_mcp._records import IngestReport
 from ihmt_mcp._secrets import find_secrets
 from ihmt_mcp._summary_fill import store_group_later
@@ -132,12 +132,16 @@ def ingest_files(
     ]
     ahead = None
     if len(whole) > 1 and sum(s for s in sizes if s <= MAX_FILE_BYTES) >= READ_AHEAD_BYTES:
-        ahead = ReadAhead(memory.store.config, options, whole)
+        ahead = ReadAhead(memory.store.config, options, whole, memory.timeline.patterns)
+    found: Found = {}  # what the worker's fact rules found in the group's leaves
 
     def commit() -> None:
         nonlocal written, created, files_in_group
         if group:
-            stored, branches, said = store_group_later(memory, group, consolidate=consolidate)
+            stored, branches, said = store_group_later(
+                memory, group, consolidate=consolidate, found=found
+            )
+            found.clear()
             written += len(stored)
             created += branches
             notices.extend(said)
@@ -163,10 +167,11 @@ def ingest_files(
                     progress(done_bytes, total_bytes, name)
                 continue
             if ahead is not None and full is not None:
-                leaves, skipped_here, warned = ahead.take(name, full)
+                leaves, skipped_here, warned, facts = ahead.take(name, full)
                 reader.skipped.extend(skipped_here)
                 reader.warnings.extend(warned)
                 group.extend(leaves)
+                found.update(facts)
             else:
                 group.extend(reader.whole(name, full, text))
             done_bytes += size

@@ -1,11 +1,14 @@
 """Reading an ingest's files on another core: one worker process reads, checks for secrets
-and splits the next files while this one stores the previous ones.
+and splits the next files, and runs the fact rules over their memories, while this one
+stores the previous ones.
 
-Reading and splitting are about a sixth of a bulk ingest's work and depend on nothing
-stored, so a folder of notes is read a few files ahead by a worker process (spawned: it
-shares no open file, lock or thread with this one), in the walk's order, and its leaves
-are stored here exactly as if this process had read them. When the worker cannot be
-started or dies, the files are read here instead: the result is the same, only slower.
+Reading, splitting and the fact rules are about a third of a bulk ingest's work and
+depend on nothing stored, so a folder of notes is read a few files ahead by a worker
+process (spawned: it shares no open file, lock or thread with this one), in the walk's
+order; its leaves are stored here exactly as if this process had read them, and the
+timeline uses what the rules found (``Timeline.prepare``) instead of running them again.
+When the worker cannot be started or dies, the files are read here instead: the result
+is the same, only slower.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ihmt_facts import Extraction, Pattern
     from ihmt_mcp._ingest import IngestOptions
     from ihmt_store import Leaf, StoreConfig
 
@@ -33,29 +37,54 @@ fewer are read faster than a process starts."""
 WINDOW = 4
 """Files read ahead of the one being stored."""
 
-Read = tuple[list["Leaf"], list[tuple[str, str]], list[str]]
-"""A file's leaves, why it was skipped (if it was) and what was done to read it."""
+Found = dict[str, tuple[tuple[str, str, tuple[str, ...]], tuple["Extraction", ...]]]
+"""What the fact rules found in each leaf, by id, with the (text, project, tags) they read:
+what ``Timeline.prepare`` takes."""
+Read = tuple[list["Leaf"], list[tuple[str, str]], list[str], Found]
+"""A file's leaves, why it was skipped (if it was), what was done to read it, and what
+the fact rules found in its leaves (when rules were given)."""
 
 
-def read_file(config: StoreConfig, options: IngestOptions, name: str, full: Path) -> Read:
-    """What ``_Reader.whole`` gives for one file, with its own skip and warning lists."""
+def read_file(
+    config: StoreConfig,
+    options: IngestOptions,
+    name: str,
+    full: Path,
+    patterns: Sequence[Pattern] | None = None,
+) -> Read:
+    """What ``_Reader.whole`` gives for one file, with its own skip and warning lists,
+    and what ``patterns`` find in each leaf but code."""
+    from ihmt_facts import extract
     from ihmt_mcp._ingest import _Reader
 
     skipped: list[tuple[str, str]] = []
     reader = _Reader(config=config, options=options, skipped=skipped)
     leaves = reader.whole(name, full, None)
-    return leaves, skipped, reader.warnings
+    found: Found = {}
+    if patterns is not None:
+        for leaf in leaves:
+            if leaf.data_type != "CODE":
+                key = (leaf.text, leaf.project, tuple(leaf.tags))
+                found[leaf.leaf_id] = (key, extract(leaf.text, project=leaf.project,
+                                                    tags=leaf.tags, patterns=patterns))  # fmt: skip
+    return leaves, skipped, reader.warnings, found
 
 
 class ReadAhead:
     """The files ``jobs`` (name, path), read in order by a worker process, a few ahead:
-    :meth:`take` returns each one's :data:`Read` in turn."""
+    :meth:`take` returns each one's :data:`Read` in turn, with what ``patterns`` (the
+    timeline's rules) found in its leaves."""
 
     def __init__(
-        self, config: StoreConfig, options: IngestOptions, jobs: Sequence[tuple[str, Path]]
+        self,
+        config: StoreConfig,
+        options: IngestOptions,
+        jobs: Sequence[tuple[str, Path]],
+        patterns: Sequence[Pattern] | None = None,
     ) -> None:
         self._config = config
         self._options = options
+        self._patterns = None if patterns is None else tuple(patterns)
         self._jobs = deque(jobs)
         self._waiting: deque[tuple[str, Path, Future[Read] | None]] = deque()
         self._pool: ProcessPoolExecutor | None = None
@@ -73,7 +102,9 @@ class ReadAhead:
             future = None
             if self._pool is not None:
                 try:
-                    future = self._pool.submit(read_file, self._config, self._options, name, full)
+                    future = self._pool.submit(
+                        read_file, self._config, self._options, name, full, self._patterns
+                    )
                 except (BrokenProcessPool, RuntimeError) as exc:
                     logger.info("reading the files here: the worker stopped (%s)", exc)
                     self._pool = None
@@ -92,7 +123,7 @@ class ReadAhead:
                 logger.info("reading the files here: the worker died (%s)", exc)
                 self._pool = None
         if result is None:
-            result = read_file(self._config, self._options, name, full)
+            result = read_file(self._config, self._options, name, full)  # no rules: here
         self._top_up()
         return result
 

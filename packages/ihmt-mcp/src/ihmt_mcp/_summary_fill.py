@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ihmt_mcp._parts import MemoryParts
+    from ihmt_mcp._read_ahead import Found
     from ihmt_mcp._records import IngestReport
     from ihmt_store import Leaf
 
@@ -54,11 +55,16 @@ def _pending_text(count: int) -> str:
 
 
 def store_group_later(
-    memory: MemoryParts, leaves: Sequence[Leaf], *, consolidate: bool
+    memory: MemoryParts,
+    leaves: Sequence[Leaf],
+    *,
+    consolidate: bool,
+    found: Found | None = None,
 ) -> tuple[list[Leaf], int, tuple[str, ...]]:
     """One group of an ingest, as ``Memory._store_group`` stores it (the leaves and their
     branches in one store batch, then their facts), with the branches' summaries left
-    for later.
+    for later. ``found``: what the fact rules found in the leaves, run elsewhere (the
+    worker that read the files: ``Timeline.prepare``).
 
     Returns:
         the leaves stored, the branches created, the facts' notices.
@@ -72,8 +78,13 @@ def store_group_later(
             consolidator.deferred = True
             domains = sorted({leaf.domain for leaf in stored})
             created = len(consolidator.consolidate(domains=domains).branches_created)
+    timeline = memory.timeline
     with store.locked():
-        notices = memory._ingest_facts(stored)
+        timeline.prepare(found or {})
+        try:
+            notices = memory._ingest_facts(stored)
+        finally:
+            timeline.prepare({})
     return stored, created, notices
 
 

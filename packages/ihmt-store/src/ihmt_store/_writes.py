@@ -9,6 +9,7 @@ stage one file and index it; :func:`leave_parent` drops a departing leaf from it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from ihmt_store._annotations import UNSET, add_note, complete, correction_of, no
 from ihmt_store._batch import Batch
 from ihmt_store._files import MAX_LEAF_BYTES
 from ihmt_store._index import Entry, Fields, Index, branch_row, leaf_row
-from ihmt_store._layout import NOTES_DIR, branch_rel, leaf_rel
+from ihmt_store._layout import FORGOTTEN_DIR, NOTES_DIR, branch_rel, leaf_rel
 from ihmt_store._notes import Clock, index_leaf
 from ihmt_store._records import Branch, Leaf, check_id, latest_date
 from ihmt_store._tombstones import unbury_leaf
@@ -55,6 +56,10 @@ def stage_leaves(
     for leaf in leaves:
         check_writable(leaf, latest)
     known = index.get_many([leaf.leaf_id for leaf in leaves])
+    # Which leaves have a tombstone or notes on disk, listed once for all of them (under
+    # the store lock nothing else adds either meanwhile) instead of two lookups a leaf.
+    buried = _names(root / FORGOTTEN_DIR)
+    noted = _names(root / NOTES_DIR)
     # New leaves go to the index together, at the end (or before a repeat).
     fresh: dict[str, tuple[Entry, Fields]] = {}
     later: list[tuple[Leaf, Leaf]] = []
@@ -67,11 +72,12 @@ def stage_leaves(
             existing = index.get(leaf.leaf_id)
         else:
             existing = known.get(leaf.leaf_id)
-        unbury_leaf(root, batch, leaf.leaf_id)
+        if leaf.leaf_id in batch.gone or f"{leaf.leaf_id}.json" in buried:
+            unbury_leaf(root, batch, leaf.leaf_id)
         if existing is None:
             batch.note(rel)
             batch.write(rel, bare)
-            if (root / NOTES_DIR / leaf.leaf_id).exists():
+            if leaf.leaf_id in noted:
                 later.append((leaf, bare))  # its notes are folded in below
             else:
                 fresh[leaf.leaf_id] = leaf_row(bare, rel, 0)
@@ -100,6 +106,14 @@ def stage_leaves(
     for _, bare in later:
         done[bare.leaf_id] = complete(index, bare, index.get(bare.leaf_id))
     return stored, done
+
+
+def _names(folder: Path) -> frozenset[str]:
+    """The names in ``folder`` (none when it does not exist)."""
+    try:
+        return frozenset(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
 
 
 def check_writable(leaf: Leaf, latest: str) -> None:
