@@ -60,6 +60,7 @@ def _kind(name: str) -> AnswerType:
         ("¿Cuánto cuesta el envío?", "a price"),
         ("What time is the standup?", "a time of day"),
         ("When is Ana's birthday?", "a birthday"),
+        ("Which cloud region hosts the shop?", "a cloud region"),
     ],
 )
 def test_a_question_asks_for_a_kind_of_value(question: str, kind: str) -> None:
@@ -97,6 +98,11 @@ def test_questions_that_ask_for_no_shaped_value(question: str) -> None:
         ("a time of day", "offline at lunch", "offline on Fridays"),
         ("a birthday", "su cumpleaños es el 14 de noviembre", "started school in September 2023"),
         ("a birthday", "born on March 3rd", "pick-up is at 13:40, so she blocks 13:15"),
+        ("a cloud region", "deployed to GCP us-central1", "deployed to GCP in the US"),
+        ("a cloud region", "Azure northeurope", "Azure, in the region we chose"),
+        ("a cloud region", "on AWS ap-south-1", "on AWS since 2021"),
+        ("a cloud region", "Hetzner hel1", "Hetzner, a dedicated box"),
+        ("a cloud region", "hosted on Render, Frankfurt region", "hosted on Render"),
     ],
 )
 def test_what_a_memory_giving_the_value_holds(kind: str, holds: str, lacks: str) -> None:

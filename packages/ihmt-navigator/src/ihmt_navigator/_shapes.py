@@ -58,6 +58,14 @@ _DAY_NAMES = (
     r"weekends?|lunes|martes|mi[eé]rcoles|jueves|viernes|s[aá]bados?|domingos?)"
 )
 
+_DIRECTION = (
+    r"(?:north|south|east|west|central|northeast|northwest|southeast|southwest|"
+    r"northcentral|southcentral|westcentral)"
+)
+_GEOGRAPHY = (
+    r"(?:us|europe|asia|uk|india|japan|australia|brazil|canada|korea|france|germany|"
+    r"norway|switzerland|uae|qatar|sweden|poland|italy|spain|israel|mexico|chile|africa)"
+)
 
 # (name, cue, shape); "(?i)" where case does not matter.
 _ANSWER_SHAPES = (
@@ -97,6 +105,16 @@ _ANSWER_SHAPES = (
      r"(?i)\b[a-z][a-z0-9+.-]*://|\bwww\.|\b[a-z0-9-]+(\.[a-z0-9-]+)+\.[a-z]{2,}\b|"
      r"\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk|ie|de|fr|nl|eu|cl|mx|"
      r"br|ch|co|ai|me|cloud|studio|tech|site|page)\b"),
+    # A cloud provider's region by its code (us-east-1, europe-west4, northeurope,
+    # eastus2, fsn1) or by name ("the Frankfurt region").
+    ("a cloud region", r"(?i)\bregions?\b|\bregi[oó]n(?:es)?\b",
+     rf"(?i)\b[a-z]{{2}}(?:-gov)?-{_DIRECTION}-\d\b|"
+     rf"\b(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-{_DIRECTION}\d+\b|"
+     rf"\b(?:{_DIRECTION}{_GEOGRAPHY}{_DIRECTION}?|{_GEOGRAPHY}{_DIRECTION})\d?\b|"
+     r"\b(?:fsn|nbg|hel|ash|hil|sin|nyc|sfo|ams|lon|fra|sgp|blr|tor|syd|gra|rbx|sbg|waw)\d\b|"
+     r"\b(?!(?:the|a|an|this|that|which|what|each|every|per|by|same|its|our|their|one|"
+     r"other|another|any|new|la|una|esa|cada|misma)\b)[^\W\d_]+\s+region\b|"
+     r"\bregi[oó]n\s+(?:de\s+)?[^\W\d_]{3,}"),
     # "Every 30 s", "nightly", "twice a week", "on Sundays", "cada dos meses", a cron
     # line.
     ("a frequency",
