@@ -64,15 +64,17 @@ def test_a_correction_chain_where_the_third_hint_describes_the_first_memory(
         replaces="wren nightly export cron",
     ).ids[0]
     assert _entry_outdated_by(memory, a) == b
-    # C's hint repeats A's words: A is its target although A is already OUTDATED
+    # C's hint repeats A's words: A is its target although A is already OUTDATED, and
+    # so is B, what A's thing said until C: C corrects the export as it stands
     c = memory.save(
         "The wren export runs every hour now, from an Airflow DAG.",
         project="wren",
         date="2025-03-01",
         replaces="wren nightly export 02:00 cron ash-3",
     )
-    assert c.replaced.status == "replaced" and c.replaced.replaced == (a,)
+    assert c.replaced.status == "replaced" and c.replaced.replaced == (a, b)
     assert _entry_outdated_by(memory, a) == c.ids[0]
+    assert _entry_outdated_by(memory, b) == c.ids[0]
     answer = memory.search("how does the wren export run?", project="wren")
     assert answer.best is not None and answer.best.id == c.ids[0]
 
@@ -295,3 +297,37 @@ def test_each_search_sees_the_saves_and_forgets_made_since_the_last(memory: Memo
     memory.forget(new)
     third = memory.search(question, project="orrin")
     assert [h.id for h in third.results] == [old] and not third.results[0].outdated
+
+
+def test_a_correction_of_a_thing_corrected_before_replaces_its_current_statement_too(
+    memory: Memory,
+) -> None:
+    # holds the hint's words too, but not as the hint says them
+    chair = memory.save(
+        "Pablo chairs the coop and signs off any change of the courier rates.",
+        project="wren",
+        date="2022-08-03",
+    ).ids[0]
+    rates = memory.save(
+        "Courier rates for the coop: 2,500 within a zone, 3,800 across zones, 5,200 beyond.",
+        project="wren",
+        date="2023-01-16",
+    ).ids[0]
+    one_rate = memory.save(
+        "The within-a-zone courier price goes up to 2,900 from March.",
+        project="wren",
+        date="2024-03-04",
+        replaces="courier rates within a zone",
+    )
+    assert one_rate.replaced.replaced == (rates,)
+    latest = memory.save(
+        "Courier rates 2025: 3,200 within a zone, 4,200 across zones, 5,700 beyond.",
+        project="wren",
+        date="2025-08-04",
+        replaces="courier rates for the coop",
+    )
+    new = latest.ids[0]
+    assert set(latest.replaced.replaced) == {rates, one_rate.ids[0]}
+    assert _entry_outdated_by(memory, one_rate.ids[0]) == new
+    assert _entry_outdated_by(memory, rates) == new
+    assert _entry_outdated_by(memory, chair) is None

@@ -47,6 +47,7 @@ from ihmt_store import (
 __all__ = [
     "CAPTURED_SOURCE",
     "corrections_first",
+    "current_statements",
     "earlier_statements",
     "find_corrected",
     "is_captured",
@@ -113,7 +114,15 @@ def find_corrected(
         for b in close[i:]
         if a is not b
     )
+    if close and not apart:
+        # Several memories hold the hint's words alike; the one that says them as the
+        # hint does, in a row ("tarifas de la cooperativa", not "la cooperativa
+        # aprueba… tarifas"), is the one it quotes.
+        quoted = [c for c in (best, *close) if says_in_a_row(q_terms, c.entry.excerpt)]
+        if len(quoted) == 1:
+            best, close, apart = quoted[0], [], True
     targets = [best, *close] if apart else [best]
+    targets += current_statements(targets, ranked)
     hits = build_hits(
         store, q, [*targets, *(c for c in ranked[:limit] if c not in targets)], scores
     )
@@ -127,6 +136,39 @@ def find_corrected(
         candidates=tuple(hits[len(targets) :]),
         coverage=round(together, 3),
     )
+
+
+def says_in_a_row(words: Sequence[str], text: str) -> bool:
+    """True when ``text`` holds the terms ``words`` (two or more) one after the other, in
+    their order."""
+    if len(words) < 2:
+        return False
+    said = terms(text)
+    n = len(words)
+    return any(said[i : i + n] == list(words) for i in range(len(said) - n + 1))
+
+
+def current_statements(targets: list[Candidate], ranked: list[Candidate]) -> list[Candidate]:
+    """The current statements of what the hint describes that it did not pick: a target
+    already corrected was corrected by a newer statement of the same thing, and a new
+    correction of that thing corrects the newer one too ("the rates" replaces the rates
+    of 2023 and the one rate that changed in 2024). Only a memory that holds some of the
+    hint's words (among ``ranked``), the end of the target's chain of corrections."""
+    by_id = {c.entry.id: c for c in ranked}
+    picked = {c.entry.id for c in targets}
+    out: list[Candidate] = []
+    for target in targets:
+        head, seen = target, {target.entry.id}
+        while head.entry.outdated_by is not None and head.entry.outdated_by not in seen:
+            newer = by_id.get(head.entry.outdated_by)
+            if newer is None:
+                break
+            seen.add(newer.entry.id)
+            head = newer
+        if head is not target and head.entry.outdated_by is None and head.entry.id not in picked:
+            picked.add(head.entry.id)
+            out.append(head)
+    return out
 
 
 CAPTURED_SOURCE = "session"
