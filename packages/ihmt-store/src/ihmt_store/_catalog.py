@@ -9,6 +9,7 @@ by parent, by layer and domain, and walk the chain of parents.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,6 +26,8 @@ from ihmt_store._statistics import IndexStatistics
 from ihmt_store._types import ItemKind
 
 __all__ = ["Catalog"]
+
+_first = operator.itemgetter(0)
 
 
 class Catalog(IndexStatistics, IndexCounts):
@@ -95,12 +98,17 @@ class Catalog(IndexStatistics, IndexCounts):
                 vocab.update(set(" ".join(fields).split()))
             key = (row.domain, row.kind)
             per_domain[key] = per_domain.get(key, 0) + 1
+        # In rowid order: FTS5 flushes its pending terms to a new segment whenever a
+        # rowid is lower than the last one (hashed ids come in no order: a rebuild of
+        # 500,000 made a segment every other row), and the table's b-tree is appended to.
+        catalog.sort(key=_first)
         marks = ", ".join("?" * (len(_FIELDS) + 2))
         self.conn.executemany(
             f"INSERT INTO items(rowid, {_COLUMNS}, indexed) VALUES ({marks})", catalog
         )
         for kind, rows in texts.items():
             if rows:
+                rows.sort(key=_first)
                 self.conn.executemany(
                     f"INSERT INTO {_TABLES[kind]}(rowid, title, keywords, tags, body) "
                     "VALUES (?, ?, ?, ?, ?)",
