@@ -356,6 +356,21 @@ def test_a_question_asking_for_an_email_is_not_answered_by_a_memory_without_one(
     assert nav.search("Does Nora Vidal have an email address?").status == "found"
 
 
+def test_a_memory_naming_what_the_question_is_about_beats_a_rarer_word(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    for n in range(6):
+        _put(store, f"filler note {n} about lunch")
+    for tool in ("Redis", "Kafka", "Vitest"):
+        _put(store, f"Decision for Osk: use {tool} for the queue, because it cuts the cloud bill.")
+    for part in ("billing cron", "payment gateway", "search page", "mobile app", "audit log"):
+        _put(store, f"Stand-up notes for Quill: the {part} was flaky again this week.")
+    home = _put(store, "Project Quill: repository git.internal/quill, deployed to AWS eu-west-1.")
+    result = Navigator(store).search("Which cloud region hosts Quill?")
+    assert result.status == "found" and result.best is not None and result.best.id == home
+
+
 def test_a_two_letter_name_no_memory_holds_is_not_found(
     make_store: Callable[..., Store],
 ) -> None:

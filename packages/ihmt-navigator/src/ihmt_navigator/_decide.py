@@ -36,6 +36,7 @@ from ihmt_navigator._question import (
     asked_words,
     bare_names,
     compound_names,
+    head_names,
     identifiers,
     is_broad,
     language_of,
@@ -117,6 +118,9 @@ def decide(
     limit = options.limit
     ranked, elsewhere = rank(store, q, span, leaves, scores)
     best = ranked[0]
+    names = known_names(q)
+    if lexical_best is not None and names_all(names, best) and not names_all(names, lexical_best):
+        lexical_best = None  # it outscored on a word, not on what the question names
     judged = max(dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage)
     asked = asked_for(query)
     cues = asked_words(query) if asked else frozenset()
@@ -377,8 +381,47 @@ def rank(
     if options.prefer_project:
         elsewhere = in_scope_first(q, leaves, scores)
     ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -timestamp_of(c.entry), c.entry.id))
+    ranked = naming_first(q, ranked, scores)
     ranked = corrections_first(store, q, ranked, scores)
     return ranked, elsewhere
+
+
+def naming_first(q: Query, ranked: list[Candidate], scores: dict[str, float]) -> list[Candidate]:
+    """The memories that hold every name the question gives (a project, a person, a
+    host the store knows) before those that hold none of them: a word rarer in the
+    store than a name of the question ("Which cloud region hosts Fenri?": five memories
+    say "cloud", ten "Fenri") does not make a memory about something else the answer.
+    Their scores rise by one amount (``scores`` updated in place), so their order
+    among themselves stays; nothing moves when no memory holds them all."""
+    names = known_names(q)
+    naming = [c for c in ranked if names_all(names, c)]
+    if not naming or naming[0] is ranked[0]:
+        return ranked
+    nameless = [c for c in ranked if not any(t in c.matched for parts in names for t in parts)]
+    top = max((scores[c.entry.id] for c in nameless), default=0.0)
+    lift = top - scores[naming[0].entry.id]
+    if lift > 0:
+        for cand in naming:
+            scores[cand.entry.id] += lift
+    named = {c.entry.id for c in naming}
+    return sorted(ranked, key=lambda c: (-scores[c.entry.id], c.entry.id not in named))
+
+
+def known_names(q: Query) -> list[list[str]]:
+    """The terms of each name the question is about that some memory holds: a single
+    capitalised name, not one that describes something else ("the Postgres extension",
+    "Podman or Docker"; see :func:`~ihmt_navigator._question.head_names`)."""
+    never = rarity(q.total, 0)
+    return [
+        parts
+        for word in head_names(q.text)
+        if (parts := [t for t in terms(word) if q.weights.get(t, never) < never])
+    ]
+
+
+def names_all(names: list[list[str]], cand: Candidate) -> bool:
+    """``cand`` holds every one of ``names`` (False when there are none)."""
+    return bool(names) and all(any(t in cand.matched for t in parts) for parts in names)
 
 
 def across_languages(store: Store, q: Query, cand: Candidate) -> bool:
