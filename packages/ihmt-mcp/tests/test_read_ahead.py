@@ -3,9 +3,11 @@ skips and warns about is what reading each file here gives."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
-from ihmt_facts import DEFAULT_PATTERNS
 from ihmt_mcp import Memory
 from ihmt_mcp._ingest import IngestOptions
 from ihmt_mcp._read_ahead import READ_AHEAD_BYTES, ReadAhead, read_file
@@ -47,16 +49,57 @@ def test_a_large_folder_read_ahead_stores_what_reading_here_gives(tmp_path: Path
         memory.close()
 
 
+_COMPARE = """
+import sys
+from pathlib import Path
+from ihmt_facts import DEFAULT_PATTERNS
+from ihmt_mcp._ingest import IngestOptions
+from ihmt_mcp._read_ahead import ReadAhead, read_file
+from ihmt_store import StoreConfig
+
+config, options = StoreConfig(), IngestOptions(project="")
+jobs = [(f"notes/{p.name}", p) for p in sorted(Path(sys.argv[1]).iterdir())]
+ahead = ReadAhead(config, options, jobs, DEFAULT_PATTERNS)
+try:
+    assert ahead.forked, "no worker"
+    for name, full in jobs:
+        read = ahead.take(name, full)
+        assert read == read_file(config, options, name, full, DEFAULT_PATTERNS), name
+        assert set(read[3]) == {leaf.leaf_id for leaf in read[0]}, name
+finally:
+    ahead.close()
+print("same")
+"""
+
+
 def test_the_worker_reads_each_file_as_this_process_does(tmp_path: Path) -> None:
+    # In a process of its own: the worker is forked only from a process of one thread.
+    _folder(tmp_path / "notes")
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPARE, str(tmp_path / "notes")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr
+
+
+def test_with_other_threads_running_the_files_are_read_here(tmp_path: Path) -> None:
     _folder(tmp_path / "notes")
     config, options = StoreConfig(), IngestOptions(project="")
     jobs = [(f"notes/{p.name}", p) for p in sorted((tmp_path / "notes").iterdir())]
-    ahead = ReadAhead(config, options, jobs, DEFAULT_PATTERNS)
+    gate = threading.Event()
+    other = threading.Thread(target=gate.wait)
+    other.start()
     try:
-        for name, full in jobs:
-            read = ahead.take(name, full)
-            assert read == read_file(config, options, name, full, DEFAULT_PATTERNS)
-            leaves, found = read[0], read[3]
-            assert set(found) == {leaf.leaf_id for leaf in leaves}
+        ahead = ReadAhead(config, options, jobs)
+        try:
+            assert not ahead.forked
+            for name, full in jobs:
+                assert ahead.take(name, full) == read_file(config, options, name, full)
+        finally:
+            ahead.close()
     finally:
-        ahead.close()
+        gate.set()
+        other.join()

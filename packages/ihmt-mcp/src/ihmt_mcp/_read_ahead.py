@@ -7,14 +7,21 @@ depend on nothing stored, so a folder of notes is read a few files ahead by a wo
 process (spawned: it shares no open file, lock or thread with this one), in the walk's
 order; its leaves are stored here exactly as if this process had read them, and the
 timeline uses what the rules found (``Timeline.prepare``) instead of running them again.
-When the worker cannot be started or dies, the files are read here instead: the result
-is the same, only slower.
+
+The worker is forked, and only from a process running one thread (the command line's
+``ingest``): a fork copies no other thread's half-held lock, and unlike a spawned process
+it does not import the caller's main script again (a script without a ``__main__`` guard
+would run twice). With other threads running (the MCP server, the web interface), or
+where a fork cannot be had, or when the worker dies, the files are read here instead:
+the result is the same, only slower. The worker reads files and nothing else: it never
+touches the store, whose open files it inherits.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import threading
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -88,12 +95,17 @@ class ReadAhead:
         self._jobs = deque(jobs)
         self._waiting: deque[tuple[str, Path, Future[Read] | None]] = deque()
         self._pool: ProcessPoolExecutor | None = None
-        try:
-            self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
-            )
-        except (OSError, ValueError) as exc:
-            logger.info("reading the files here: no worker process (%s)", exc)
+        if threading.active_count() > 1:
+            logger.info("reading the files here: other threads run in this process")
+        elif "fork" not in multiprocessing.get_all_start_methods():
+            logger.info("reading the files here: no fork on this system")
+        else:
+            try:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("fork")
+                )
+            except (OSError, ValueError) as exc:
+                logger.info("reading the files here: no worker process (%s)", exc)
         self._top_up()
 
     def _top_up(self) -> None:
@@ -126,6 +138,11 @@ class ReadAhead:
             result = read_file(self._config, self._options, name, full)  # no rules: here
         self._top_up()
         return result
+
+    @property
+    def forked(self) -> bool:
+        """True while a worker process reads the files (False: they are read here)."""
+        return self._pool is not None
 
     def close(self) -> None:
         if self._pool is not None:
