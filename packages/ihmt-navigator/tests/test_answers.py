@@ -314,7 +314,9 @@ def test_a_memory_about_another_named_thing_does_not_answer(
     nav = Navigator(store)
     other = nav.search("What did we decide to use for the rate limiter in Kelmo, and why?")
     assert other.status == "not_found" and other.results == ()
-    assert "none of them mentions 'Kelmo'" in other.compact
+    # Kelmo's own memory comes first (it names what is asked about), and holds nothing
+    # else of the question
+    assert "shares only 'kelmo'" in other.compact
     assert orbaz in other.compact  # the closest memory, listed as not an answer
     named = nav.search("What did we decide to use for the rate limiter in Orbaz, and why?")
     assert named.best is not None and named.best.id == orbaz
