@@ -328,6 +328,17 @@ class Catalog(IndexStatistics, IndexCounts):
         )
         return [Entry._from_row(r) for r in rows]
 
+    def entries_after(self, kind: ItemKind | None, after: str, limit: int) -> list[Entry]:
+        """The first ``limit`` entries (of ``kind``, or both kinds) whose id sorts after
+        ``after``, in id order: a page of :meth:`iter_entries`, by the id's own index."""
+        sql = f"SELECT {_COLUMNS} FROM items WHERE id > ?"
+        args: tuple[Any, ...] = (after,)
+        if kind is not None:
+            sql += " AND kind = ?"
+            args += (kind,)
+        rows = self.conn.execute(sql + " ORDER BY id LIMIT ?", (*args, limit))
+        return [Entry._from_row(r) for r in rows]
+
     def iter_entries(self, kind: ItemKind | None = None) -> Iterator[Entry]:
         sql = f"SELECT {_COLUMNS} FROM items"
         args: tuple[Any, ...] = ()

@@ -525,8 +525,8 @@ class Store(StoreBase):
         return {item: [*reversed(known[item]), item] if item in known else [] for item in item_ids}
 
     def iter_entries(self, kind: ItemKind | None = None) -> Iterator[Entry]:
-        """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both)."""
-        yield from self._all_entries(kind)
+        """Every catalog entry (``kind``: ``leaf``, ``branch`` or None for both), by id."""
+        yield from self._paged_entries(kind)
 
     def iter_leaves(self) -> Iterator[Leaf]:
         """Every leaf, read from its file, in id order."""
