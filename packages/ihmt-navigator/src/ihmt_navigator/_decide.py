@@ -31,7 +31,6 @@ from ihmt_navigator._match import (
 )
 from ihmt_navigator._query import IN_PERIOD, Query, rarity
 from ihmt_navigator._question import (
-    ANSWER_TYPES,
     asked_for,
     asked_words,
     bare_names,
@@ -46,10 +45,16 @@ from ihmt_navigator._question import (
     version_number,
 )
 from ihmt_navigator._records import Hit
-from ihmt_navigator._referents import another_referent, namesakes, project_split
+from ihmt_navigator._referents import (
+    another_referent,
+    namesakes,
+    people_called,
+    project_split,
+)
 from ihmt_navigator._render import Answer
 from ihmt_navigator._semantic import Similarities
-from ihmt_navigator._signals import Signals, people_named, projects_near
+from ihmt_navigator._shapes import ANSWER_TYPES
+from ihmt_navigator._signals import Signals, projects_near
 from ihmt_store import Candidate, Store, terms
 
 __all__ = ["CROSS_LINGUAL_COVERAGE", "DISAGREE", "Found", "decide", "read_signals"]
@@ -330,7 +335,7 @@ def read_signals(
     nearest = meaning.top(LEAD_RANK) if meaning is not None else []
     lead = (cosine - nearest[-1][1]) * 5 if cosine is not None and nearest else 0.0
     excerpts = [c.entry.excerpt for c in ranked]
-    namesake = any(len(people_named(name, excerpts)) >= 2 for name in bare_names(q.text))
+    namesake = any(len(people_called(store, name, excerpts)) >= 2 for name in bare_names(q.text))
     spread = 0.0
     unplaced = not q.options.prefer_project and not any(
         names_project(project, q.q_terms) for project in projects

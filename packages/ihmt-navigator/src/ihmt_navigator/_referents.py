@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from ihmt_navigator._match import NAMESAKE_POOL, indistinct, names_project, same_subject
 from ihmt_navigator._query import Query
 from ihmt_navigator._question import bare_names, head_names
-from ihmt_navigator._signals import surname_after
+from ihmt_navigator._signals import people_named, surname_after
 from ihmt_store import Candidate, Store, terms
 
-__all__ = ["another_referent", "namesakes", "project_split"]
+__all__ = ["another_referent", "namesakes", "people_called", "project_split"]
 
 NAMES_CHECKED = 20
 """How many memories holding a word are read to tell whether it is used only in names."""
@@ -68,6 +68,12 @@ def namesakes(
             near = [c for c in holders[:NAMESAKE_POOL] if not q.is_outdated(c.entry)]
             return [*firsts, *(c for c in near if c not in firsts)]
     return []
+
+
+def people_called(store: Store, name: str, texts: Sequence[str]) -> set[str]:
+    """The people ``name`` belongs to in ``texts``, by surnames the memories use only in
+    names (:func:`only_in_names`): what :func:`namesakes` counts, for the signal."""
+    return {who for who in people_named(name, texts) if only_in_names(store, who)}
 
 
 def only_in_names(store: Store, word: str) -> bool:
