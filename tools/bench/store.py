@@ -2,6 +2,7 @@
 
     python tools/bench/store.py [--sizes 50 500 5000 50000] [--vectors] [--out results/store.json]
     python tools/bench/store.py --sizes 5000 50000 200000 500000 --vectors   # issue 26
+    python tools/bench/store.py --sizes 500000 --vectors --keep /tmp/bench   # kept for reuse
 
 Per size: bulk ingest rate (batches of 1,000; and the rate of the last tenth, to show it
 flat as the store grows), p50/p95 of one more single write (each a full locked, flushed,
@@ -16,6 +17,10 @@ encoder's: a model would take hours to embed 500,000), then, in a fresh process 
 MCP server holds them, the vectors loaded (seconds, resident memory) and the meaning
 step of a search (the question's cosine with every vector, the 100 nearest) p50/p95.
 The model's own cost (about 7 ms a question, its resident memory) is ``semantic.py``'s.
+The peak is that process's own (``VmHWM``): its ``ru_maxrss`` also counts the peak of
+this benchmark's process when it started it (Linux keeps it through fork and exec), and
+so showed the 500,000-leaf rebuild's 1.7 GB as the vectors'. ``large_store.py`` measures
+the real server over a store kept with ``--keep``.
 
 Targets (issue 2): one write at 50,000 <= 10 ms p50 and <= 2x the figure at 50; a
 candidate query <= 5 ms p50 at 50,000. Issue 26, at 500,000: a save <= 15 ms, bulk
@@ -25,6 +30,7 @@ candidate query <= 5 ms p50 at 50,000. Issue 26, at 500,000: a save <= 15 ms, bu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import statistics
@@ -79,6 +85,17 @@ VECTORS = textwrap.dedent(
             v = rng.standard_normal((len(texts), 512)) / np.sqrt(1 + np.arange(512))
             return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
+    def peak():  # MB, this process's own peak (Linux: ru_maxrss also counts the parent's
+        # peak when it started this process, through fork and exec), else ru_maxrss
+        try:
+            with open("/proc/self/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
     def resident():  # MB now (Linux), else the peak so far
         try:
             with open("/proc/self/statm") as statm:
@@ -86,7 +103,10 @@ VECTORS = textwrap.dedent(
         except OSError:
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
+    t0 = time.perf_counter()
     store = Store.open(sys.argv[1])
+    opened = {"open_s": time.perf_counter() - t0, "rss_open_peak_mb": peak(),
+              "ru_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     before = resident()
     t0 = time.perf_counter()
     index = VectorIndex(store, Stub())
@@ -101,8 +121,8 @@ VECTORS = textwrap.dedent(
     print(json.dumps({
         "vectors": index.size, "vectors_load_s": load,
         "meaning_p50_ms": statistics.median(times), "meaning_p95_ms": times[int(0.95 * len(times))],
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "rss_vectors_mb": resident() - before,
+        "rss_mb": peak(),
+        "rss_vectors_mb": resident() - before, **opened,
     }))
     """
 )
@@ -138,11 +158,25 @@ def _vectors(path: Path) -> dict[str, float]:
     return json.loads(done.stdout)
 
 
-def run_size(size: int, probes: int, vectors: bool = False) -> dict[str, float]:
+def _folder(keep: Path | None, size: int) -> contextlib.AbstractContextManager[str]:
+    """Where the store of ``size`` is made: a temporary folder, or ``keep/store-SIZE``
+    left in place (for the memory, rebuild and sync benches to reuse)."""
+    if keep is None:
+        return tempfile.TemporaryDirectory(prefix="ihmt-bench-")
+    folder = keep / f"store-{size}"
+    if folder.exists():
+        raise SystemExit(f"{folder} exists; remove it or keep elsewhere")
+    folder.mkdir(parents=True)
+    return contextlib.nullcontext(str(folder))
+
+
+def run_size(
+    size: int, probes: int, vectors: bool = False, keep: Path | None = None
+) -> dict[str, float]:
     texts = _texts(size)
     corpus = generate(min(size, GENERATED), seed=size).memories
     spare = generate(max(probes, 50), seed=size + 1).memories
-    with tempfile.TemporaryDirectory(prefix="ihmt-bench-") as tmp:
+    with _folder(keep, size) as tmp:
         store = Store.create(Path(tmp) / "m")
         start = time.perf_counter()
         tail_from, tail_start = (size - size // 10) // 1000 * 1000, start
@@ -210,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", type=int, default=200)
     parser.add_argument("--vectors", action="store_true", help="simulate the semantic layer")
     parser.add_argument(
+        "--keep", type=Path, help="leave each store in KEEP/store-SIZE instead of deleting it"
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "store.json"
     )
     args = parser.parse_args(argv)
@@ -221,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     for size in args.sizes:
-        row = run_size(size, args.probes, args.vectors)
+        row = run_size(size, args.probes, args.vectors, args.keep)
         rows.append(row)
         print(
             f"{size:>7} {row['bulk_per_s']:>8.0f} {row['write_p50_ms']:>8.2f}ms "
