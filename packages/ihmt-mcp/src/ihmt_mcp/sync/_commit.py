@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ihmt_mcp.sync._clone import Clone, tracked
+from ihmt_mcp.sync._git import Git
 from ihmt_mcp.sync._records import SyncError
 from ihmt_store import ReplicaFile, Store
 
@@ -78,8 +79,7 @@ def commit_into(clone: Clone, info: Commit) -> None:
     message = f"ihmt sync on {clone.host}: {describe_counts(counts)}"
     clone._identity()
     parent = git.rev("HEAD")
-    git.run("commit", "--quiet", "--no-verify", "-m", message)
-    sha = git.rev("HEAD")
+    sha = commit_index(git, message, parent)
     first = not info.sha
     info.sha = sha
     info.message = message if first else f"{info.message}; {describe_counts(counts)}"
@@ -124,6 +124,21 @@ def index_committed_leaves(clone: Clone, pairs: Sequence[tuple[str, str]]) -> li
     for problem in applied.problems:
         clone._warn(f"{problem.path}: {problem.reason}")
     return sorted(missing)
+
+
+def commit_index(git: Git, message: str, parent: str) -> str:
+    """Commit the index as it is, on ``parent`` ('' for a first commit); the new commit.
+
+    ``git commit`` first refreshes the whole index (a ``stat`` of every tracked file: 1.7
+    s of a sync at 500,000 memories, after the ``git status`` that just did the same);
+    the tree is written from the index's cached trees instead, and HEAD moved (with its
+    reflog entry) only to a commit that is complete. Signing follows the user's
+    ``commit.gpgSign``, as ``git commit`` does; like ``--no-verify``, no hook runs."""
+    tree = git.run("write-tree").stdout.strip()
+    sha = git.run("commit-tree", tree, *(("-p", parent) if parent else ()), "-m", message)
+    new = sha.stdout.strip()
+    git.run("update-ref", "-m", f"commit: {message}", "HEAD", new, parent or "")
+    return new
 
 
 def worktree_changes(clone: Clone) -> list[tuple[str, str, str]]:
