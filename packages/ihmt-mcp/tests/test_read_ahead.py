@@ -20,7 +20,9 @@ def _folder(folder: Path) -> list[str]:
     """Notes over READ_AHEAD_BYTES, one holding a token, one binary, one in Latin-1."""
     folder.mkdir()
     lines = [
-        f"2024-{1 + n % 12:02d}-{1 + n % 28:02d} Host node{n} runs agent {n}." for n in range(13500)
+        f"2024-{1 + n % 12:02d}-{1 + n % 28:02d} Host node{n} runs agent {n}"
+        " for the nightly builds of the billing team."
+        for n in range(13500)
     ]
     per = len(lines) // 3
     for part in range(3):

@@ -38,11 +38,12 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["READ_AHEAD_BYTES", "ReadAhead", "read_file"]
 
-READ_AHEAD_BYTES = 512 * 1024
+READ_AHEAD_BYTES = 1024 * 1024
 """Files of at least this many bytes in all (and two files or more) are read by a worker;
 fewer are read faster than a process starts."""
-WINDOW = 4
-"""Files read ahead of the one being stored."""
+WINDOW = 16
+"""Files read ahead of the one being stored (a group of an ingest can be a few
+hundred small files: the worker reads on while this process commits one)."""
 
 Found = dict[str, tuple[tuple[str, str, tuple[str, ...]], tuple["Extraction", ...]]]
 """What the fact rules found in each leaf, by id, with the (text, project, tags) they read:
