@@ -86,6 +86,7 @@ def test_questions_that_ask_for_no_shaped_value(question: str) -> None:
         ("a frequency", "we call on Sundays", "the call is with Ana"),
         ("a frequency", "se guarda cada 30 s", "se guarda en Postgres"),
         ("a frequency", "restarts twice a day", "restarts when it fails"),
+        ("a frequency", "keys rotate with each release", "each room has a beacon"),
         ("a duration", "links stay valid for 10 minutes", "links are signed"),
         ("a duration", "dumps are kept 90 days", "dumps go to R2"),
         ("a duration", "previews live 72 h after the PR closes", "as the file was read"),
@@ -120,6 +121,9 @@ def test_what_a_memory_giving_the_value_holds(kind: str, holds: str, lacks: str)
         ("CRD group example.dev, Postgres version v1alpha1.", True),
         ("Incident 2024-10-18: a Postgres certificate expired", False),
         ("Postgres with TLS-01 and a load balancer that runs 3 replicas", False),
+        ("Postgres's version is 15", True),
+        ("the Postgres version in the chart is now 16", True),
+        ("Postgres version: see the chart. It has 3 replicas", False),
     ],
 )
 def test_a_version_is_a_number_beside_the_thing(text: str, gives: bool) -> None:

@@ -329,12 +329,14 @@ not a date ("2024-10-18") nor a part of a name ("DNS-01")."""
 
 def version_of(thing: str) -> re.Pattern[str]:
     """A memory that gives ``thing``'s version names it with a version number a few words
-    away ("Postgres 15", "moved Quarry from 8.1 to 8.4", "version 3 of Quarry"); a date
-    or a count elsewhere in the memory is no version of it."""
+    away ("Postgres 15", "moved Quarry from 8.1 to 8.4", "version 3 of Quarry") or later
+    in the clause that says "Quarry version" ("the Quarry version in the chart is now
+    8.4"); a date or a count elsewhere in the memory is no version of it."""
     word = rf"(?<![^\W_]){re.escape(thing)}(?![^\W_])"  # "Rust" in "rust-toolchain.toml"
-    after = word + r"(?:[-.][\w.-]*)?(?:[\s:=(@,]+[^\s\d]\S*){0,3}[\s:=(@,]+" + _VERSION
+    after = word + r"(?:[-.][\w.-]*|['’]s)?(?:[\s:=(@,]+[^\s\d]\S*){0,4}[\s:=(@,]+" + _VERSION
     before = _VERSION + r"(?:[\s,]+[^\s\d]\S*){0,2}\s+" + word
-    return re.compile(f"{after}|{before}", re.IGNORECASE)
+    named = word + r"\s+versi(?:on|ón)\b[^.;\n]{0,48}?(?<![\w.-])" + _VERSION  # "X version … 16"
+    return re.compile(f"{after}|{before}|{named}", re.IGNORECASE)
 
 
 _EN_FUNCTION_WORDS = """

@@ -124,7 +124,9 @@ _ANSWER_SHAPES = (
      rf"hourly|weekly|biweekly|fortnightly|monthly|quarterly|yearly|annually|cada|siempre|"
      rf"nunca|diari[oa]s?|diariamente|semanal(?:es|mente)?|mensual(?:es|mente)?|"
      rf"anual(?:es|mente)?|cron)\b|\b(?:a|an|al|por|per)\s+{_UNIT_OF_TIME}\b|"
-     rf"\b{_DAY_NAMES}\b|\*/\d+|(?<!\w)\d+\s*(?:x|times|veces)\b"),
+     rf"\b{_DAY_NAMES}\b|\*/\d+|(?<!\w)\d+\s*(?:x|times|veces)\b|"
+     rf"\beach\s+(?:time|{_UNIT_OF_TIME}|{_DAY_NAMES}|release|deploy|deployment|build|"
+     rf"sprint|run|commit|merge|push)\b"),
     # "For 10 minutes", "72 h", "90 days", "until the PR closes", "since 2021".
     ("a duration",
      r"(?i)\bhow long\b(?!\s+ago\b)|\bcu[aá]nto tiempo\b|\bcu[aá]nto (?:dura|duran|tarda|"
