@@ -417,14 +417,15 @@ class Consolidator:
             The ids of the branches summarised.
         """
         store = self.store
-        todo = self.pending()
+        # Every branch without a summary in the catalog: each is opened once, below, and
+        # left as it is unless it is pending.
+        candidates = sorted((e.layer, e.id) for e in store.iter_entries("branch") if not e.excerpt)
         done: list[str] = []
         self._total = self._frequencies.count("leaf")
         by_layer: dict[int, list[str]] = {}
-        entries = store.entries(todo)
-        for node in todo:
-            if node in entries:
-                by_layer.setdefault(entries[node].layer, []).append(node)
+        for layer, node in candidates:
+            by_layer.setdefault(layer, []).append(node)
+        todo = candidates
         handled = 0
         for layer in sorted(by_layer):
             ids = by_layer[layer]
@@ -448,14 +449,18 @@ class Consolidator:
         store = self.store
         written = []
         entries = store.entries(list(ids))
+        branches = []
         for node in ids:
             entry = entries.get(node)
             if entry is None or entry.kind != "branch" or entry.excerpt:
                 continue
             branch = store.read_branch(node)
-            if branch.backend != PENDING:
-                continue
-            found = store.entries([ref.id for ref in branch.children])
+            if branch.backend == PENDING:
+                branches.append(branch)
+        # The children of the whole batch in one catalog query.
+        found = store.entries([ref.id for branch in branches for ref in branch.children])
+        for branch in branches:
+            node = branch.node_id
             kids = [found[ref.id] for ref in branch.children if ref.id in found]
             if not kids:
                 continue
