@@ -517,3 +517,25 @@ def test_two_hosts_in_one_text_leave_a_bare_service_to_neither() -> None:
     )
     assert {e.subject for e in found} == {"host:web-1", "host:web-2"}
     assert all(e.attribute == "os" for e in found)
+
+
+def test_a_decision_names_the_tool_a_part_of_its_project_uses() -> None:
+    first = extract("2024-03-01: Decision for osk: use NATS for the backup job instead of Kafka.")
+    later = extract(
+        "Decision changed for osk: the backup job now uses Redis, because it is cheaper."
+    )
+    assert [(e.subject, e.attribute, e.value) for e in first] == [
+        ("project:osk", "backup job", "NATS")
+    ]
+    assert [(e.subject, e.attribute, e.value) for e in later] == [
+        ("project:osk", "backup job", "Redis")
+    ]
+    # the memory's own project names the subject too
+    ours = extract("We use Redis for the cache layer, because it is fast.", project="shop")
+    assert [(e.subject, e.attribute, e.value) for e in ours] == [
+        ("project:shop", "cache layer", "Redis")
+    ]
+    # a decision of no known project is about no subject: nothing is recorded
+    assert extract("We use Redis for the cache layer, because it is fast.") == ()
+    # nor is a note that no decision was made
+    assert extract("Stand-up notes for osk: the backup job was flaky; no decision yet.") == ()

@@ -253,7 +253,13 @@ def _subject(
     if kind == "scope":
         return f"project:{project}" if project else "user"
     if kind == "project":
-        return f"project:{project}" if project else None
+        # A decision of the memory's project, or of the project its text is filed under
+        # ("Decision for falcon: …"); with neither, it is about no known subject.
+        if project:
+            return f"project:{project}"
+        label = groups.get("name")
+        named = _clean_name(label) if label else None
+        return f"project:{named}" if named and " " not in named else None
     if kind == "patient":
         return f"patient:{patient}" if patient else None
     raw = groups.get("name")

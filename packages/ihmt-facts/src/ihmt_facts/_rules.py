@@ -125,6 +125,20 @@ _COMPONENT_ES = (
     r"(?:\s+de\s+(?-i:[a-záéíóúñü][\w-]*))?"  # "de pagos"
     rf"|{_TECHY})"
 )
+_FILED_UNDER = (
+    r"^\W*(?:(?:\d{4}-\d\d-\d\d|\[[^\]]{1,40}\])\W+)?"  # an entry's date
+    r"(?:(?:decision|choice|adr)\s+(?:changed\s+|updated\s+)?for\s+(?P<name>[\w.-]{2,60})"
+    r"\s*:\s*)?"  # "Decision for falcon: "
+)
+"""Where a decision is said: at the start of the text, after its date, and under its
+project's label ("Decision for falcon:") when it has one."""
+_TOOL = r"(?P<value>[\w.+#/-]{1,60}(?:\s+[\w.+#/-]{1,60})?)"
+"""A tool: one or two words ("NATS", "Cloud Run")."""
+_PART = (
+    r"(?P<component>[\w-]{2,40}(?:\s+[\w-]{2,40}){0,2}?)"
+    r"(?=\s+instead\b|\s*[,;.(]|\s+because\b|\s+now\b|$)"
+)
+"""The part of the project a decision is about: "backup job", "webhook dispatcher"."""
 _MIGRATE_COMPONENT = (
     r"(?P<component>"
     r"(?:(?:the|our)\s+)?"
@@ -347,6 +361,17 @@ _RULES: tuple[_Rule, ...] = (
     _rule("scope-is-on-now-es", "es", "scope", "{component}", "tech",
           r"\b", _COMPONENT_ES, r"\s+est[aá]\s+en\s+",
           r"(?P<value>[^.;,!?]{1,120}?\s+(?:ahora|ya))\b"),
+    # ------------------------------------------------------------ a project's decisions
+    # "Decision for falcon: use NATS for the backup job instead of Kafka" and, later,
+    # "Decision changed for falcon: the backup job now uses Redis": which tool a named
+    # part of the project uses. The project is the memory's, or the one its text is
+    # filed under; a decision of no known project records nothing.
+    _rule("decision-use-en", "en", "project", "{component}", "tech",
+          _FILED_UNDER, _ADV, r"(?:we\s+)?(?:will\s+)?(?:use|chose|picked|adopted)\s+",
+          _TOOL, r"\s+for\s+(?:the|our|its)\s+", _PART),
+    _rule("decision-now-uses-en", "en", "project", "{component}", "tech",
+          _FILED_UNDER, r"(?:the|our|its)\s+", _PART,
+          r"\s+now\s+uses\s+", _TOOL, r"(?=\s+instead\b|\s*[,;.(]|\s+because\b|$)"),
     # ------------------------------------------------------------ clinical headers
     _rule("clinical-diagnosis", "en", "patient", "diagnosis", "line",
           _CLINICAL,
