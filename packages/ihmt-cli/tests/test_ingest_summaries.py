@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ihmt_mcp._summary_fill import INLINE_SUMMARIES
+from ihmt_mcp import INLINE_SUMMARIES
 from ihmt_store import Store
 
 ENTRIES = INLINE_SUMMARIES + 100

@@ -23,6 +23,7 @@ EXPORTS = [
     "FileRefusedError",
     "FiledAs",
     "ForgetResult",
+    "INLINE_SUMMARIES",
     "IngestReport",
     "MAX_FILE_BYTES",
     "Memory",

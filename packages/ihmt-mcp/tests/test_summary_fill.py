@@ -14,8 +14,7 @@ import pytest
 from ihmt_mcp import Memory, fill_summaries
 from ihmt_mcp._summary_fill import INLINE_SUMMARIES, pending_summaries
 from ihmt_mcp._vector_fill import VectorFill
-from ihmt_navigator import PENDING, Consolidator, HeuristicSummarizer
-from ihmt_navigator._summarize import ChildText, NodeSummary
+from ihmt_navigator import PENDING, ChildText, Consolidator, HeuristicSummarizer, NodeSummary
 from ihmt_store import Store
 
 ENTRIES = INLINE_SUMMARIES + 150

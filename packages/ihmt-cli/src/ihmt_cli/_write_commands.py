@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
 
@@ -202,7 +202,7 @@ def _embed_now(state: State, memory: Any, report: Any) -> tuple[Any, bool]:
                 report = fill_summaries(
                     memory,
                     report,
-                    None if progress is None else (lambda done, total: progress(done, total, "")),
+                    _counts_only(progress),
                     stop=stop,
                 )
         if missing and not stop.is_set():
@@ -213,7 +213,7 @@ def _embed_now(state: State, memory: Any, report: Any) -> tuple[Any, bool]:
                 report = fill_vectors(
                     memory,
                     report,
-                    None if progress is None else (lambda done, total: progress(done, total, "")),
+                    _counts_only(progress),
                     stop=stop,
                 )
     finally:
@@ -531,3 +531,13 @@ def export_command(
         {"format": fmt, "output": str(output), "memories": count, "outdated": outdated[0]},
         f"EXPORTED {count} memories ({outdated[0]} OUTDATED) as {fmt} to {output}",
     )
+
+
+def _counts_only(
+    progress: Callable[[int, int, str], None] | None,
+) -> Callable[[int, int], None] | None:
+    """A bar's callback for work that reports counts without a label."""
+    if progress is None:
+        return None
+    bar = progress
+    return lambda done, total: bar(done, total, "")

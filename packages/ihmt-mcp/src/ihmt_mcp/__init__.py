@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from ihmt_mcp._project import ProjectIndex
     from ihmt_mcp._secrets import find_secrets
     from ihmt_mcp._server import build_server, main
-    from ihmt_mcp._summary_fill import fill_summaries
+    from ihmt_mcp._summary_fill import INLINE_SUMMARIES, fill_summaries
     from ihmt_mcp._vector_fill import fill_vectors
     from ihmt_mcp.sync import (
         PulledChanges,
@@ -77,7 +77,7 @@ __getattr__, _, _ = lazy_loader.attach(
         "_project": ["ProjectIndex"],
         "_secrets": ["find_secrets"],
         "_server": ["build_server", "main"],
-        "_summary_fill": ["fill_summaries"],
+        "_summary_fill": ["INLINE_SUMMARIES", "fill_summaries"],
         "_vector_fill": ["fill_vectors"],
         "sync": [
             "Sync",
@@ -119,6 +119,8 @@ __all__ = [
     "write_jsonl",
     "write_markdown",
     # the command line's ingest: the summaries and vectors computed once the words are stored
+    # (an ingest of at most INLINE_SUMMARIES memories writes its summaries before it returns)
+    "INLINE_SUMMARIES",
     "fill_summaries",
     "fill_vectors",
     # the server

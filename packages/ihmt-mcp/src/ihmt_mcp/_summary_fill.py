@@ -99,7 +99,7 @@ def summaries_later(memory: MemoryParts, report: IngestReport) -> IngestReport:
     if not report.branches_created:
         return report
     if report.leaves <= INLINE_SUMMARIES:
-        return fill_summaries(memory, report)
+        return fill_summaries(memory, report) or report
     # Counted from the catalog (no branch file opened): every branch without a summary.
     missing = sum(1 for e in memory.store.iter_entries("branch") if not e.excerpt)
     if not missing:
