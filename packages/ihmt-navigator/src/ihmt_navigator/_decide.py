@@ -392,10 +392,11 @@ def rank(
 
 
 def naming_first(q: Query, ranked: list[Candidate], scores: dict[str, float]) -> list[Candidate]:
-    """The memories that hold every name the question gives (a project, a person, a
-    host the store knows) before those that hold none of them: a word rarer in the
-    store than a name of the question ("Which cloud region hosts Fenri?": five memories
-    say "cloud", ten "Fenri") does not make a memory about something else the answer.
+    """The memories that hold every single capitalised name the question is about (a
+    project, a person: :func:`known_names`) before those that hold none of them: a word
+    rarer in the store than a name of the question ("Which cloud region hosts Fenri?":
+    five memories say "cloud", ten "Fenri") does not make a memory about something else
+    the answer.
     Their scores rise by one amount (``scores`` updated in place), so their order
     among themselves stays; nothing moves when no memory holds them all."""
     names = known_names(q)
