@@ -484,12 +484,11 @@ def test_a_host_named_by_its_kind_anchors_a_service_no_rule_tied_to_it() -> None
     # No rule reads a fact of the host itself before the service: the text still names
     # one machine, and the SSH port is that machine's, not a host called "ssh".
     found = extract(
-        "Environment update: host batch-owl-7 was reinstalled with Debian 12 and Erlang "
-        "OTP 26; SSH now listens on port 46534."
+        "Note: host batch-owl-7 was reinstalled with Debian 12; SSH now listens on port 2202."
     )
     assert {(e.subject, e.attribute, e.value) for e in found} == {
         ("host:batch-owl-7", "os", "Debian 12"),
-        ("host:batch-owl-7", "ssh port", "46534"),
+        ("host:batch-owl-7", "ssh port", "2202"),
     }
 
 
@@ -520,22 +519,20 @@ def test_two_hosts_in_one_text_leave_a_bare_service_to_neither() -> None:
 
 
 def test_a_decision_names_the_tool_a_part_of_its_project_uses() -> None:
-    first = extract("2024-03-01: Decision for osk: use NATS for the backup job instead of Kafka.")
-    later = extract(
-        "Decision changed for osk: the backup job now uses Redis, because it is cheaper."
-    )
+    first = extract("2024-03-01: ADR for osk: we chose NATS for the event bus, for replay.")
+    later = extract("Decision updated for osk: the event bus now uses Redis Streams.")
     assert [(e.subject, e.attribute, e.value) for e in first] == [
-        ("project:osk", "backup job", "NATS")
+        ("project:osk", "event bus", "NATS")
     ]
     assert [(e.subject, e.attribute, e.value) for e in later] == [
-        ("project:osk", "backup job", "Redis")
+        ("project:osk", "event bus", "Redis Streams")
     ]
     # the memory's own project names the subject too
-    ours = extract("We use Redis for the cache layer, because it is fast.", project="shop")
+    ours = extract("We use Redis for the job queue, since it is fast.", project="shop")
     assert [(e.subject, e.attribute, e.value) for e in ours] == [
-        ("project:shop", "cache layer", "Redis")
+        ("project:shop", "job queue", "Redis")
     ]
     # a decision of no known project is about no subject: nothing is recorded
-    assert extract("We use Redis for the cache layer, because it is fast.") == ()
-    # nor is a note that no decision was made
-    assert extract("Stand-up notes for osk: the backup job was flaky; no decision yet.") == ()
+    assert extract("We use Redis for the job queue, since it is fast.") == ()
+    # nor is a note that nothing was decided
+    assert extract("Weekly sync for osk: the event bus drops events; not decided yet.") == ()

@@ -561,9 +561,9 @@ def test_a_same_day_correction_never_leaves_two_memories_flagging_each_other(
 def test_a_changed_decision_outdates_the_earlier_one_in_what_it_changed(
     store: Store, timeline: Timeline, put: PutLeaf
 ) -> None:
-    first = put("Decision for osk: use NATS for the backup job instead of Kafka.", "2023-12-03")
-    other = put("Decision for wren: use Loki for the backup job instead of Kafka.", "2024-01-10")
-    later = put("Decision changed for osk: the backup job now uses Redis instead.", "2024-05-22")
+    first = put("ADR for osk: we chose NATS for the event bus, for replay.", "2023-12-03")
+    other = put("ADR for wren: we chose Kafka for the event bus, for its tools.", "2024-01-10")
+    later = put("Decision updated for osk: the event bus now uses Redis Streams.", "2024-05-22")
     for leaf in (first, other, later):
         timeline.ingest(leaf)
     assert store.entry(first.leaf_id).outdated_by == later.leaf_id

@@ -304,27 +304,27 @@ def test_a_correction_of_a_thing_corrected_before_replaces_its_current_statement
 ) -> None:
     # holds the hint's words too, but not as the hint says them
     chair = memory.save(
-        "Pablo chairs the coop and signs off any change of the courier rates.",
+        "Ines runs the gym and signs off any change to the plan prices.",
         project="wren",
         date="2022-08-03",
     ).ids[0]
     rates = memory.save(
-        "Courier rates for the coop: 2,500 within a zone, 3,800 across zones, 5,200 beyond.",
+        "Plan prices for the gym: 25 a month single, 40 for a couple, 60 for a family.",
         project="wren",
         date="2023-01-16",
     ).ids[0]
     one_rate = memory.save(
-        "The within-a-zone courier price goes up to 2,900 from March.",
+        "The single plan price goes up to 29 a month from March.",
         project="wren",
         date="2024-03-04",
-        replaces="courier rates within a zone",
+        replaces="plan prices single",
     )
     assert one_rate.replaced.replaced == (rates,)
     latest = memory.save(
-        "Courier rates 2025: 3,200 within a zone, 4,200 across zones, 5,700 beyond.",
+        "Plan prices 2025: 32 single, 45 for a couple, 66 for a family.",
         project="wren",
         date="2025-08-04",
-        replaces="courier rates for the coop",
+        replaces="plan prices for the gym",
     )
     new = latest.ids[0]
     assert set(latest.replaced.replaced) == {rates, one_rate.ids[0]}

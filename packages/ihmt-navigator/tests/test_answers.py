@@ -365,10 +365,10 @@ def test_a_memory_naming_what_the_question_is_about_beats_a_rarer_word(
     for n in range(6):
         _put(store, f"filler note {n} about lunch")
     for tool in ("Redis", "Kafka", "Vitest"):
-        _put(store, f"Decision for Osk: use {tool} for the queue, because it cuts the cloud bill.")
-    for part in ("billing cron", "payment gateway", "search page", "mobile app", "audit log"):
-        _put(store, f"Stand-up notes for Quill: the {part} was flaky again this week.")
-    home = _put(store, "Project Quill: repository git.internal/quill, deployed to AWS eu-west-1.")
+        _put(store, f"Osk picked {tool} for its queue to trim the cloud spend.")
+    for part in ("login page", "export tool", "admin panel", "docs site", "test runner"):
+        _put(store, f"Quill weekly sync: the {part} needs more work.")
+    home = _put(store, "Quill is deployed to AWS eu-west-1; its repository is quill-app.")
     result = Navigator(store).search("Which cloud region hosts Quill?")
     assert result.status == "found" and result.best is not None and result.best.id == home
 
@@ -379,10 +379,11 @@ def test_a_two_letter_name_no_memory_holds_is_not_found(
     store = make_store()
     for n in range(6):
         _put(store, f"filler note {n} about lunch")
-    _put(store, "kite's remote build cache runs in the cloud; configure it in .bazelrc.")
+    _put(store, "kite's remote build cache is in the cloud; its settings live in cache.toml.")
     nav = Navigator(store)
-    assert nav.search("How is the Nx Cloud cache configured for kite?").status == "not_found"
-    assert nav.search("How is the remote build cache configured for kite?").status == "found"
+    unknown = nav.search("Where are the Nx remote cache settings of kite?")
+    assert unknown.status == "not_found" and "Nx" in unknown.compact
+    assert nav.search("Where are the remote cache settings of kite?").status == "found"
 
 
 def test_how_often_how_long_and_when_need_a_memory_giving_that_value(
@@ -391,16 +392,16 @@ def test_how_often_how_long_and_when_need_a_memory_giving_that_value(
     store = make_store()
     for n in range(6):
         _put(store, f"filler note {n} about lunch")
-    _put(store, "The lab's door sensors run on coin batteries; Ada set them up.")
-    _put(store, "Ada's son Theo started school in September 2023; pick-up is at 13:40.")
+    _put(store, "The lab's door sensors are serviced by Ada, who set them up.")
+    _put(store, "Ada's son Theo moved to the swim club in May 2021; his class is at 17:30.")
     nav = Navigator(store)
-    often = nav.search("How often do the door sensor batteries get replaced?")
+    often = nav.search("How often are the door sensors serviced?")
     assert often.status == "not_found" and "none holds a frequency" in often.compact
     assert nav.search("When is Theo's birthday?").status == "not_found"
     # what the memories do give is answered
-    assert nav.search("What time is Theo's school pick-up?").status == "found"
-    _put(store, "The door sensor batteries are swapped every six months.")
-    assert nav.search("How often do the door sensor batteries get replaced?").status == "found"
+    assert nav.search("What time is Theo's swim class?").status == "found"
+    _put(store, "The door sensors are serviced every six months.")
+    assert nav.search("How often are the door sensors serviced?").status == "found"
 
 
 def test_the_memory_that_holds_the_asked_for_value_comes_first_among_equals(
@@ -731,23 +732,23 @@ def test_a_value_of_someone_the_question_does_not_name_is_no_answer(
     make_store: Callable[..., Store],
 ) -> None:
     store = make_store()
-    _put(store, "Owen Price joined as the studio's Rails developer in March.")
-    _put(store, "tidemark sends transactional email through Postmark (from noreply@tidemark.ie).")
-    assert Navigator(store).search("What's Owen's email address?").status == "not_found"
+    _put(store, "Ravi Menon joined as the studio's Rails developer in March.")
+    _put(store, "quayside's mail goes out via Postmark (from noreply@quayside.ie).")
+    assert Navigator(store).search("What's Ravi's email address?").status == "not_found"
 
 
 def test_a_time_of_day_is_not_the_port_asked_for(make_store: Callable[..., Store]) -> None:
     store = make_store()
-    _put(store, "tidemark reindexes Meilisearch every night at 03:00 (cron on the worker).")
-    assert Navigator(store).search("Which port does Meilisearch listen on?").status == "not_found"
+    _put(store, "quayside reindexes Typesense every night at 03:00 (cron on the worker).")
+    assert Navigator(store).search("Which port does Typesense listen on?").status == "not_found"
 
 
 def test_a_birthday_question_needs_a_date(make_store: Callable[..., Store]) -> None:
     store = make_store()
-    _put(store, "Cathal moved to Castletroy with Saoirse and Ciarán.")
-    assert Navigator(store).search("When is Cathal's birthday?").status == "not_found"
-    born = _put(store, "Cathal's birthday is on 14 March; he wants a bike.")
-    result = Navigator(store).search("When is Cathal's birthday?")
+    _put(store, "Milo moved to Riverside with Nora and Tom.")
+    assert Navigator(store).search("When is Milo's birthday?").status == "not_found"
+    born = _put(store, "Milo's birthday is on 14 March; he wants a bike.")
+    result = Navigator(store).search("When is Milo's birthday?")
     assert result.status == "found" and result.best is not None and result.best.id == born
 
 

@@ -138,7 +138,7 @@ _PART = (
     r"(?P<component>[\w-]{2,40}(?:\s+[\w-]{2,40}){0,2}?)"
     r"(?=\s+instead\b|\s*[,;.(]|\s+because\b|\s+now\b|$)"
 )
-"""The part of the project a decision is about: "backup job", "webhook dispatcher"."""
+"""The part of the project a decision is about: "event bus", "search index"."""
 _MIGRATE_COMPONENT = (
     r"(?P<component>"
     r"(?:(?:the|our)\s+)?"
@@ -362,8 +362,8 @@ _RULES: tuple[_Rule, ...] = (
           r"\b", _COMPONENT_ES, r"\s+est[aá]\s+en\s+",
           r"(?P<value>[^.;,!?]{1,120}?\s+(?:ahora|ya))\b"),
     # ------------------------------------------------------------ a project's decisions
-    # "Decision for falcon: use NATS for the backup job instead of Kafka" and, later,
-    # "Decision changed for falcon: the backup job now uses Redis": which tool a named
+    # "ADR for falcon: we chose NATS for the event bus, for replay" and, later,
+    # "Decision updated for falcon: the event bus now uses Redis Streams": which tool a named
     # part of the project uses. The project is the memory's, or the one its text is
     # filed under; a decision of no known project records nothing.
     _rule("decision-use-en", "en", "project", "{component}", "tech",

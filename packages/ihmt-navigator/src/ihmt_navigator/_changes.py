@@ -164,7 +164,7 @@ def _latest(history: Sequence[Change], as_of: str | None) -> Change | None:
 
 def changed_words(text: str) -> frozenset[str]:
     """The terms of a correcting memory, but for its clauses that say a part did not
-    change ("the monthly demo day doesn't change", "Imogen still signs off",
+    change ("the weekly review stays as it is", "Marta still approves it",
     "las otras dos no cambian"): a correction that restates what holds does not speak
     of it as changed."""
     kept = [c for c in _CLAUSES.split(text) if c and not _UNCHANGED.search(c)]

@@ -116,8 +116,8 @@ def find_corrected(
     )
     if close and not apart:
         # Several memories hold the hint's words alike; the one that says them as the
-        # hint does, in a row ("tarifas de la cooperativa", not "la cooperativa
-        # aprueba… tarifas"), is the one it quotes.
+        # hint does, in a row ("plan prices of the gym", not "the gym's owner signs off
+        # the prices of every plan"), is the one it quotes.
         quoted = [c for c in (best, *close) if says_in_a_row(q_terms, c.entry.excerpt)]
         if len(quoted) == 1:
             best, close, apart = quoted[0], [], True
@@ -151,8 +151,8 @@ def says_in_a_row(words: Sequence[str], text: str) -> bool:
 def current_statements(targets: list[Candidate], ranked: list[Candidate]) -> list[Candidate]:
     """The current statements of what the hint describes that it did not pick: a target
     already corrected was corrected by a newer statement of the same thing, and a new
-    correction of that thing corrects the newer one too ("the rates" replaces the rates
-    of 2023 and the one rate that changed in 2024). Only a memory that holds some of the
+    correction of that thing corrects the newer one too ("the plan prices" replaces the
+    price list of 2023 and the one price that changed in 2024). Only a memory that holds some of the
     hint's words (among ``ranked``), the end of the target's chain of corrections."""
     by_id = {c.entry.id: c for c in ranked}
     picked = {c.entry.id for c in targets}

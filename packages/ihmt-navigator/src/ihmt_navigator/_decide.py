@@ -394,8 +394,8 @@ def rank(
 def naming_first(q: Query, ranked: list[Candidate], scores: dict[str, float]) -> list[Candidate]:
     """The memories that hold every single capitalised name the question is about (a
     project, a person: :func:`known_names`) before those that hold none of them: a word
-    rarer in the store than a name of the question ("Which cloud region hosts Fenri?":
-    five memories say "cloud", ten "Fenri") does not make a memory about something else
+    rarer in the store than a name of the question ("Which cloud region hosts Orvik?":
+    five memories say "cloud", ten "Orvik") does not make a memory about something else
     the answer.
     Their scores rise by one amount (``scores`` updated in place), so their order
     among themselves stays; nothing moves when no memory holds them all."""
@@ -415,7 +415,7 @@ def naming_first(q: Query, ranked: list[Candidate], scores: dict[str, float]) ->
 
 def known_names(q: Query) -> list[list[str]]:
     """The terms of each name the question is about that some memory holds: a single
-    capitalised name, not one that describes something else ("the Postgres extension",
+    capitalised name, not one that describes something else ("the Postgres driver",
     "Podman or Docker"; see :func:`~ihmt_navigator._question.head_names`)."""
     never = rarity(q.total, 0)
     return [
@@ -564,7 +564,7 @@ def here_before_everywhere(
 
 
 def _proper(word: str) -> bool:
-    """A proper name ("Owen", "Meilisearch") or a compound identifier ("cache-dove-20")."""
+    """A proper name ("Ada", "Postgres") or a compound identifier ("cache-dove-20")."""
     word = word.removesuffix("'s").removesuffix("’s")
     return (word[:1].isupper() and word[1:].islower()) or bool(compound_names(word))
 
@@ -620,7 +620,7 @@ def holder_of(
     what is asked)."""
     first = window[0]
     floor = q.coverage(first)
-    # Whose value: a memory that does not name who or what the question names ("Owen's
+    # Whose value: a memory that does not name who or what the question names ("Ada's
     # email", "cache-dove-20's port") gives someone else's. Acronyms ("LAN", "GPU") are
     # things, said in other words as often as not ("RTX 3090"): not names.
     never = rarity(q.total, 0)

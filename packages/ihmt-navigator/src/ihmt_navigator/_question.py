@@ -324,7 +324,7 @@ _VERSION = (
     r"(?:\.x|[a-z]+\d*|-(?:rc|alpha|beta|pre|dev)[\w.]*)?(?![\w-]|\.\d)"
 )
 """A version number on its own ("15", "3.12", "v1.14.2", "7.x", "v1alpha1", "2.0-rc1"),
-not a date ("2024-10-18") nor a part of a name ("DNS-01")."""
+not a date ("2025-02-11") nor a part of a name ("ACME-02")."""
 
 
 def version_of(thing: str) -> re.Pattern[str]:

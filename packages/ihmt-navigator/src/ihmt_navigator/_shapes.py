@@ -1,12 +1,12 @@
 """The kinds of value a question may ask for, and what a memory that gives one holds.
 
 "What's Paula's email?" is not answered by a memory about Paula that holds no address,
-"how often are the batteries replaced?" not by one that says the beacons save battery,
-and "when is Ana's birthday?" not by one that says she started school in September
-2023. Each kind pairs the words of a question that ask for it (its cue) with the shape
-of such a value in a memory; only kinds whose values have a recognisable shape are
-listed, and each shape is broad: a memory giving the value in any usual way holds it.
-English and Spanish, the languages questions are read in.
+"how often are the backups tested?" not by one that says where they are kept, and "when
+is Ana's birthday?" not by one that says she moved house in May 2021. Each kind pairs
+the words of a question that ask for it (its cue) with the shape of such a value in a
+memory; only kinds whose values have a recognisable shape are listed, and each shape is
+broad: a memory giving the value in any usual way holds it. English and Spanish, the
+languages questions are read in.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _COUNT_WORD = (
     r"cuarto|cuarta|quinto|quinta)"
 )
 # A number that counts: digits that are not a year nor part of a date, a time of day, a
-# version or a name ("2024-10-18", "13:40", "v1.2", "0.9.0", "DNS-01"), or a number
+# version or a name ("2025-02-11", "09:15", "v1.2", "0.4.0", "ACME-02"), or a number
 # word.
 _COUNT = (
     r"(?<![\w/:.-])(?!(?:19|20)\d\d(?![\d,.])|\d+\.\d+\.\d)\d+(?:[,.]\d+)*(?![\w/:-]*\d)"
@@ -91,8 +91,8 @@ _ANSWER_SHAPES = (
      r"(?i)\bhow old\b|\bqu[eé] edad\b|\bcu[aá]ntos a[nñ]os tiene\b",
      r"(?i)\b\d+\s*(?:years?|yrs|a[nñ]os)\b|\bborn\b|\bnaci[oó]\b|\bbirthday\b|"
      r"cumplea[nñ]os|\bage\b|\bedad\b"),
-    # A day of a month: "14 de noviembre", "March 3rd", "the 3rd of March", "1990-03-14",
-    # "14/11"; a month alone with a number ("in September 2023") is no birthday.
+    # A day of a month: "3 de mayo", "March 3rd", "the 3rd of March", "1990-03-03",
+    # "3/5"; a month alone with a number ("in May 2021") is no birthday.
     ("a birthday", r"(?i)\bbirthday\b|\bcumplea[nñ]os\b",
      rf"(?i)\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+)?{_MONTH}\b|"
      rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])\b|"
@@ -106,7 +106,7 @@ _ANSWER_SHAPES = (
      r"\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|run|ar|es|uk|ie|de|fr|nl|eu|cl|mx|"
      r"br|ch|co|ai|me|cloud|studio|tech|site|page)\b"),
     # A cloud provider's region by its code (us-east-1, europe-west4, northeurope,
-    # eastus2, fsn1) or by name ("the Frankfurt region").
+    # eastus2, fsn1) or by name ("the Dublin region").
     ("a cloud region", r"(?i)\bregions?\b|\bregi[oó]n(?:es)?\b",
      rf"(?i)\b[a-z]{{2}}(?:-gov)?-{_DIRECTION}-\d\b|"
      rf"\b(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-{_DIRECTION}\d+\b|"
@@ -115,7 +115,7 @@ _ANSWER_SHAPES = (
      r"\b(?!(?:the|a|an|this|that|which|what|each|every|per|by|same|its|our|their|one|"
      r"other|another|any|new|la|una|esa|cada|misma)\b)[^\W\d_]+\s+region\b|"
      r"\bregi[oó]n\s+(?:de\s+)?[^\W\d_]{3,}"),
-    # "Every 30 s", "nightly", "twice a week", "on Sundays", "cada dos meses", a cron
+    # "Every 10 min", "nightly", "twice a week", "on Mondays", "cada semana", a cron
     # line.
     ("a frequency",
      r"(?i)\bhow (?:often|frequently)\b|\bhow many times\b|\bcada cu[aá]nto\b|"
@@ -127,7 +127,7 @@ _ANSWER_SHAPES = (
      rf"\b{_DAY_NAMES}\b|\*/\d+|(?<!\w)\d+\s*(?:x|times|veces)\b|"
      rf"\beach\s+(?:time|{_UNIT_OF_TIME}|{_DAY_NAMES}|release|deploy|deployment|build|"
      rf"sprint|run|commit|merge|push)\b"),
-    # "For 10 minutes", "72 h", "90 days", "until the PR closes", "since 2021".
+    # "For 15 minutes", "48 h", "30 days", "until the sprint ends", "since 2020".
     ("a duration",
      r"(?i)\bhow long\b(?!\s+ago\b)|\bcu[aá]nto tiempo\b|\bcu[aá]nto (?:dura|duran|tarda|"
      r"tardan)\b|\bfor how long\b",
@@ -137,7 +137,7 @@ _ANSWER_SHAPES = (
      r"\b(?:until|till|forever|indefinitely|permanently|since|hasta|desde|siempre)\b|"
      r"(?<![\w-])(?:19|20)\d\d(?![\w-])|\b\d+(?:[.,]\d+)?\s*(?:m|cm|mm|km|inches|ft|"
      r"feet|chars?|characters?|lines?|words?|pages?|caracteres|l[ií]neas|palabras)\b"),
-    # "How many" counts: a number, in digits or in words ("a fourth venue"); not the
+    # "How many" counts: a number, in digits or in words ("a third office"); not the
     # digits of a date or a time of day.
     ("a number", r"(?i)\bhow many\b(?!\s+times\b)|\bcu[aá]nt[oa]s\b(?!\s+veces\b)", _COUNT),
     # A price: a currency sign, code or word, or a number per period.
@@ -148,7 +148,7 @@ _ANSWER_SHAPES = (
      r"(?i)[$€£¥₹]|\b(?:usd|eur|gbp|clp|ars|mxn|dollars?|euros?|pounds?|pesos?|cents?|"
      r"bucks|free|gratis|gratuito)\b|\d\s*(?:k|m)?\s*(?:/|per|a|al|por)\s*"
      r"(?:mo|month|year|yr|seat|user|mes|año)\b"),
-    # "11:00", "9am", "noon", "al mediodía"; "what time zone" asks for a zone.
+    # "09:30", "9am", "noon", "a las ocho"; "what time zone" asks for a zone.
     ("a time of day",
      r"(?i)\bwhat time\b(?!\s+zones?\b)|\bat what time\b|\ba qu[eé] hora\b",
      r"(?i)\b\d{1,2}[:.h]\d\d\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|hs|hrs|h)\b|"
