@@ -121,9 +121,9 @@ def decide(
     """
     query, options = q.text, q.options
     limit = options.limit
-    ranked, elsewhere = rank(store, q, span, leaves, scores)
-    best = ranked[0]
     names = known_names(q)
+    ranked, elsewhere = rank(store, q, span, leaves, scores, names)
+    best = ranked[0]
     if lexical_best is not None and names_all(names, best) and not names_all(names, lexical_best):
         lexical_best = None  # it outscored on a word, not on what the question names
     judged = max(dict.fromkeys(c for c in (best, lexical_best) if c is not None), key=q.coverage)
@@ -335,7 +335,7 @@ def read_signals(
     nearest = meaning.top(LEAD_RANK) if meaning is not None else []
     lead = (cosine - nearest[-1][1]) * 5 if cosine is not None and nearest else 0.0
     excerpts = [c.entry.excerpt for c in ranked]
-    namesake = any(len(people_called(store, name, excerpts)) >= 2 for name in bare_names(q.text))
+    namesake = any(len(people_called(store, q, name, excerpts)) >= 2 for name in bare_names(q.text))
     spread = 0.0
     unplaced = not q.options.prefer_project and not any(
         names_project(project, q.q_terms) for project in projects
@@ -374,9 +374,11 @@ def rank(
     span: tuple[str, str] | None,
     leaves: list[Candidate],
     scores: dict[str, float],
+    names: list[list[str]],
 ) -> tuple[list[Candidate], set[str]]:
     """The candidates best first (``scores`` updated in place), and the other projects'
-    memories the question does not point at (see :func:`in_scope_first`)."""
+    memories the question does not point at (see :func:`in_scope_first`); ``names``:
+    the question's :func:`known_names`."""
     options = q.options
     if span is not None and q.as_of is None:
         for cand in leaves:
@@ -386,20 +388,20 @@ def rank(
     if options.prefer_project:
         elsewhere = in_scope_first(q, leaves, scores)
     ranked = sorted(leaves, key=lambda c: (-scores[c.entry.id], -timestamp_of(c.entry), c.entry.id))
-    ranked = naming_first(q, ranked, scores)
+    ranked = naming_first(names, ranked, scores)
     ranked = corrections_first(store, q, ranked, scores)
     return ranked, elsewhere
 
 
-def naming_first(q: Query, ranked: list[Candidate], scores: dict[str, float]) -> list[Candidate]:
+def naming_first(
+    names: list[list[str]], ranked: list[Candidate], scores: dict[str, float]
+) -> list[Candidate]:
     """The memories that hold every single capitalised name the question is about (a
     project, a person: :func:`known_names`) before those that hold none of them: a word
     rarer in the store than a name of the question ("Which cloud region hosts Orvik?":
     five memories say "cloud", ten "Orvik") does not make a memory about something else
-    the answer.
-    Their scores rise by one amount (``scores`` updated in place), so their order
-    among themselves stays; nothing moves when no memory holds them all."""
-    names = known_names(q)
+    the answer. Their scores rise by one amount (``scores`` updated in place), so their
+    order among themselves stays; nothing moves when no memory holds them all."""
     naming = [c for c in ranked if names_all(names, c)]
     if not naming or naming[0] is ranked[0]:
         return ranked

@@ -128,6 +128,9 @@ class Query:
     corrections: dict[str, Change | None] = field(default_factory=dict)
     """For each corrected memory judged in this call, the correction the question is
     about, or None: none is, and the memory answers it as current."""
+    surnames: dict[str, bool] = field(default_factory=dict)
+    """Whether the memories use a word only in names, read once per call: the namesakes
+    rule and the namesakes signal ask it of the same words."""
 
     @property
     def as_of(self) -> str | None:

@@ -61,7 +61,7 @@ def namesakes(
         people: dict[str, Candidate] = {}
         for cand in weighed:
             who = surname_after(name, cand.entry.excerpt)
-            if who is not None and who not in people and only_in_names(store, who):
+            if who is not None and who not in people and is_surname(store, q, who):
                 people[who] = cand
         if len(people) >= 2:
             firsts = list(people.values())
@@ -70,10 +70,17 @@ def namesakes(
     return []
 
 
-def people_called(store: Store, name: str, texts: Sequence[str]) -> set[str]:
+def people_called(store: Store, q: Query, name: str, texts: Sequence[str]) -> set[str]:
     """The people ``name`` belongs to in ``texts``, by surnames the memories use only in
     names (:func:`only_in_names`): what :func:`namesakes` counts, for the signal."""
-    return {who for who in people_named(name, texts) if only_in_names(store, who)}
+    return {who for who in people_named(name, texts) if is_surname(store, q, who)}
+
+
+def is_surname(store: Store, q: Query, word: str) -> bool:
+    """:func:`only_in_names`, asked of the store once per word in this call."""
+    if word not in q.surnames:
+        q.surnames[word] = only_in_names(store, word)
+    return q.surnames[word]
 
 
 def only_in_names(store: Store, word: str) -> bool:
